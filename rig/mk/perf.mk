@@ -1,0 +1,30 @@
+# SPDX-License-Identifier: GPL-2.0
+# perf tools: build perf from the rig's tree and run the perf -z shell tests.
+#
+#   make perf [BASE=1]       build/perf/perf (series) or build/perf-base/perf (base)
+#   make perf-test [BASE=1]  run the issue-5 perf shell tests with that binary
+#   make perf-ab             assert: new tests fail on base, pass on the series
+#
+# PERF_SRC=<kernel tree> skips `make tree` and builds from that tree instead
+# (for development before the rig's tree target exists).
+
+PERF_BASE   := $(if $(filter 1 y yes,$(BASE)),1,0)
+PERF_ODIR   := $(CURDIR)/build/$(if $(filter 1,$(PERF_BASE)),perf-base,perf)
+PERF_BIN    := $(PERF_ODIR)/perf
+PERF_TESTS  := $(sort $(wildcard $(CURDIR)/tools/perf/tests/shell/record+zstd_*.sh))
+
+.PHONY: perf perf-test perf-ab
+
+perf:
+ifeq ($(PERF_SRC),)
+	$(MAKE) tree BASE=$(BASE)
+	rig/perf/build.sh $(CURDIR)/build/linux $(PERF_ODIR)
+else
+	rig/perf/build.sh $(PERF_SRC) $(PERF_ODIR)
+endif
+
+perf-test:
+	rig/perf/run-tests.sh $(PERF_BIN) $(PERF_TESTS)
+
+perf-ab:
+	rig/perf/ab.sh

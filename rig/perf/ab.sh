@@ -1,0 +1,41 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# perf-ab: build base and series perf, run the issue-5 tests with both and
+# assert the A/B outcome: each new test FAILS on base and PASSES on the
+# series, except the regression guards listed below, which must pass on both.
+set -euo pipefail
+
+cd "$(dirname "$0")/../.."
+start=$(date +%s)
+# Regression guards: the 2025 reports are already fixed in the base; these
+# tests must keep passing, so they cannot fail on base by construction.
+guards=" record+zstd_2025_regress.sh "
+mkdir -p out
+make --no-print-directory perf BASE=1
+RESULTS_FILE=out/perf-test-base.txt make --no-print-directory perf-test BASE=1 || true
+make --no-print-directory perf
+RESULTS_FILE=out/perf-test-series.txt make --no-print-directory perf-test || true
+
+bad=0
+for t in tools/perf/tests/shell/record+zstd_*.sh; do
+	name=$(basename "$t")
+	a=$(awk -v n="$name" '$2 == n { print $3 }' out/perf-test-base.txt)
+	b=$(awk -v n="$name" '$2 == n { print $3 }' out/perf-test-series.txt)
+	if [[ $guards == *" $name "* ]]; then
+		want_a=PASS
+	else
+		want_a=FAIL
+	fi
+	if [ "$a" = "$want_a" ] && [ "$b" = PASS ]; then
+		verdict=ok
+	else
+		verdict=BAD; bad=1
+	fi
+	printf 'perf-ab: %-40s base=%-4s (want %s) series=%-4s (want PASS) %s\n' \
+		"$name" "${a:-none}" "$want_a" "${b:-none}" "$verdict"
+done
+echo "perf-ab: done in $(( $(date +%s) - start )) s"
+if [ $bad != 0 ]; then
+	echo "perf-ab: A/B mismatch; see out/perf-test-{base,series}.txt and rerun 'make perf-test [BASE=1]'" >&2
+	exit 1
+fi
