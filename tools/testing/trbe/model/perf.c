@@ -1,0 +1,567 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perf AUX model: the parts of kernel/events/ring_buffer.c and
+ * kernel/events/core.c the TRBE driver and etm-perf rely on.
+ *
+ * perf_aux_output_begin(), perf_aux_output_end(), perf_aux_output_skip(),
+ * perf_aux_output_flag() and perf_get_aux() are line-by-line ports of
+ * ring_buffer.c (7.3): begin follows event->parent to the output event
+ * and binds the handle to that event's *current* rb, accounts space from
+ * aux_head/aux_tail, disables the event when there is none; end commits
+ * aux_head (or takes it from the handle in overwrite mode), emits the
+ * PERF_RECORD_AUX and disables the event on TRUNCATED.
+ *
+ * PERF_EVENT_IOC_SET_OUTPUT is modelled after ring_buffer_attach(): it
+ * stops the event itself (perf_event_stop(event, 0)) and swaps event->rb;
+ * inherited children are left alone, as in the kernel.
+ *
+ * Model checks: every PERF_RECORD_AUX may only cover bytes the hardware
+ * model wrote or the driver padded with ETE_IGNORE_PACKET.
+ */
+
+#define HARNESS_MAX_EVENTS	16
+#define HARNESS_MAX_RBS		8
+
+struct perf_event_mmap_page {
+	u64 aux_head;
+	u64 aux_tail;
+};
+
+struct perf_buffer {
+	int				refcount;
+	long				aux_watermark;
+	long				aux_head;
+	unsigned int			aux_nest;
+	long				aux_wakeup;
+	int				aux_nr_pages;
+	int				aux_overwrite;
+	int				aux_mmap_count;
+	int				aux_refcount;
+	void				**aux_pages;
+	void				*aux_priv;
+	struct perf_event_mmap_page	*user_page;
+	/* model state */
+	const char			*name;
+	u8				*mem;
+	unsigned long			nr_records;
+	unsigned long			bytes_reported;
+	unsigned long			nr_truncated;
+	unsigned long			nr_collision;
+	unsigned long			wakeups;
+	u64				last_flags;
+	unsigned long			last_size;
+};
+
+static struct perf_event *events[HARNESS_MAX_EVENTS];
+static int nr_events;
+static struct perf_buffer *rbs[HARNESS_MAX_RBS];
+static int nr_rbs;
+static unsigned long irq_rebinds;	/* begin() in IRQ bound another rb */
+static unsigned long harness_step;
+
+/* etm-perf model */
+static void *etm_setup_aux(struct perf_event *event, void **pages,
+			   int nr_pages, bool overwrite);
+static int etm_event_add(struct perf_event *event, int mode);
+static void etm_event_del(struct perf_event *event, int mode);
+static void etm_event_start(struct perf_event *event, int flags);
+static void etm_event_stop(struct perf_event *event, int mode);
+
+static inline unsigned long perf_aux_size(struct perf_buffer *rb)
+{
+	return (unsigned long)rb->aux_nr_pages << PAGE_SHIFT;
+}
+
+static inline bool rb_has_aux(struct perf_buffer *rb)
+{
+	return !!rb->aux_nr_pages;
+}
+
+static struct perf_buffer *ring_buffer_get(struct perf_event *event)
+{
+	struct perf_buffer *rb = event->rb;
+
+	if (rb && rb->refcount <= 0)
+		rb = NULL;
+	if (rb)
+		rb->refcount++;
+	return rb;
+}
+
+static void ring_buffer_put(struct perf_buffer *rb)
+{
+	rb->refcount--;
+}
+
+static void rb_free_aux(struct perf_buffer *rb)
+{
+	rb->aux_refcount--;
+}
+
+static void perf_event_disable_inatomic(struct perf_event *event)
+{
+	event->pending_disable = true;
+}
+
+static void perf_output_wakeup(struct perf_output_handle *handle)
+{
+	handle->rb->wakeups++;
+}
+
+static struct perf_buffer *perf_model_rb_of(struct perf_event *event)
+{
+	return event->parent ? event->parent->rb : event->rb;
+}
+
+static void perf_model_check_report(struct perf_buffer *rb,
+				    unsigned long start, unsigned long size)
+{
+	unsigned long i, bufsize = perf_aux_size(rb);
+
+	for (i = 0; i < size; i++) {
+		u8 b = rb->mem[(start + i) % bufsize];
+
+		if (b == HW_POISON) {
+			violation("rb %s: PERF_RECORD_AUX [%lu, +%lu) reports byte %lu that was never written",
+				  rb->name, start, size, start + i);
+			return;
+		}
+	}
+}
+
+static void perf_event_aux_event(struct perf_event *event,
+				 unsigned long head, unsigned long size,
+				 u64 flags)
+{
+	struct perf_buffer *out = perf_model_rb_of(event);
+
+	if (!out)
+		return;
+	out->nr_records++;
+	out->last_flags = flags;
+	out->last_size = size;
+	if (flags & PERF_AUX_FLAG_TRUNCATED)
+		out->nr_truncated++;
+	if (flags & PERF_AUX_FLAG_COLLISION)
+		out->nr_collision++;
+}
+
+void perf_aux_output_flag(struct perf_output_handle *handle, u64 flags)
+{
+	/*
+	 * OVERWRITE is determined by perf_aux_output_end() and can't
+	 * be passed in directly.
+	 */
+	if (WARN_ON_ONCE(flags & PERF_AUX_FLAG_OVERWRITE))
+		return;
+
+	handle->aux_flags |= flags;
+}
+
+void *perf_aux_output_begin(struct perf_output_handle *handle,
+			    struct perf_event *event)
+{
+	struct perf_event *output_event = event;
+	unsigned long aux_head, aux_tail;
+	struct perf_buffer *rb;
+	unsigned int nest;
+
+	if (output_event->parent)
+		output_event = output_event->parent;
+
+	rb = ring_buffer_get(output_event);
+	if (!rb)
+		return NULL;
+
+	if (fail_aux_begin)
+		goto err;
+
+	if (!rb_has_aux(rb))
+		goto err;
+
+	if (!rb->aux_mmap_count)
+		goto err;
+
+	if (rb->aux_refcount <= 0)
+		goto err;
+	rb->aux_refcount++;
+
+	nest = READ_ONCE(rb->aux_nest);
+	if (WARN_ON_ONCE(nest))
+		goto err_put;
+
+	WRITE_ONCE(rb->aux_nest, nest + 1);
+
+	/* Model: note a handle that the IRQ path rebinds to another rb. */
+	if (harness_in_irq && handle->rb && handle->rb != rb) {
+		irq_rebinds++;
+		printf("# step %lu: cpu%d overflow IRQ: perf_aux_output_begin() rebinds the handle from rb %s to rb %s\n",
+		       harness_step, harness_cpu, handle->rb->name, rb->name);
+	}
+
+	aux_head = rb->aux_head;
+
+	handle->rb = rb;
+	handle->event = event;
+	handle->head = aux_head;
+	handle->size = 0;
+	handle->aux_flags = 0;
+
+	if (!rb->aux_overwrite) {
+		aux_tail = READ_ONCE(rb->user_page->aux_tail);
+		handle->wakeup = rb->aux_wakeup + rb->aux_watermark;
+		if (aux_head - aux_tail < perf_aux_size(rb))
+			handle->size = CIRC_SPACE(aux_head, aux_tail, perf_aux_size(rb));
+
+		if (!handle->size) { /* A, matches D */
+			perf_event_disable_inatomic(handle->event);
+			perf_output_wakeup(handle);
+			WRITE_ONCE(rb->aux_nest, 0);
+			goto err_put;
+		}
+	}
+
+	return handle->rb->aux_priv;
+
+err_put:
+	rb_free_aux(rb);
+
+err:
+	ring_buffer_put(rb);
+	handle->event = NULL;
+
+	return NULL;
+}
+
+static bool rb_need_aux_wakeup(struct perf_buffer *rb)
+{
+	if (rb->aux_overwrite)
+		return false;
+
+	if (rb->aux_head - rb->aux_wakeup >= rb->aux_watermark) {
+		rb->aux_wakeup = rounddown(rb->aux_head, rb->aux_watermark);
+		return true;
+	}
+
+	return false;
+}
+
+void perf_aux_output_end(struct perf_output_handle *handle, unsigned long size)
+{
+	bool wakeup = !!(handle->aux_flags & PERF_AUX_FLAG_TRUNCATED);
+	struct perf_buffer *rb = handle->rb;
+	unsigned long aux_head;
+
+	if (!handle->event) {
+		violation("perf_aux_output_end() on a handle with no transaction");
+		return;
+	}
+
+	if (rb->aux_overwrite) {
+		handle->aux_flags |= PERF_AUX_FLAG_OVERWRITE;
+
+		aux_head = handle->head;
+		rb->aux_head = aux_head;
+		perf_model_check_report(rb, aux_head - size, size);
+	} else {
+		handle->aux_flags &= ~PERF_AUX_FLAG_OVERWRITE;
+
+		aux_head = rb->aux_head;
+		rb->aux_head += size;
+		perf_model_check_report(rb, aux_head, size);
+		if ((unsigned long)rb->aux_head - rb->user_page->aux_tail >
+		    perf_aux_size(rb))
+			violation("rb %s: aux_head %ld overran aux_tail %llu",
+				  rb->name, rb->aux_head,
+				  (unsigned long long)rb->user_page->aux_tail);
+	}
+	rb->bytes_reported += size;
+
+	if (size ||
+	    (handle->aux_flags & ~(u64)(PERF_AUX_FLAG_PMU_FORMAT_TYPE_MASK |
+					PERF_AUX_FLAG_OVERWRITE)))
+		perf_event_aux_event(handle->event, aux_head, size,
+				     handle->aux_flags);
+
+	WRITE_ONCE(rb->user_page->aux_head, rb->aux_head);
+	if (rb_need_aux_wakeup(rb))
+		wakeup = true;
+
+	if (wakeup) {
+		if (handle->aux_flags & PERF_AUX_FLAG_TRUNCATED)
+			perf_event_disable_inatomic(handle->event);
+		perf_output_wakeup(handle);
+	}
+
+	handle->event = NULL;
+
+	WRITE_ONCE(rb->aux_nest, 0);
+	rb_free_aux(rb);
+	ring_buffer_put(rb);
+}
+
+int perf_aux_output_skip(struct perf_output_handle *handle, unsigned long size)
+{
+	struct perf_buffer *rb = handle->rb;
+
+	if (size > handle->size)
+		return -ENOSPC;
+
+	rb->aux_head += size;
+
+	WRITE_ONCE(rb->user_page->aux_head, rb->aux_head);
+	if (rb_need_aux_wakeup(rb)) {
+		perf_output_wakeup(handle);
+		handle->wakeup = rb->aux_wakeup + rb->aux_watermark;
+	}
+
+	handle->head = rb->aux_head;
+	handle->size -= size;
+
+	return 0;
+}
+
+void *perf_get_aux(struct perf_output_handle *handle)
+{
+	/* this is only valid between perf_aux_output_begin and *_end */
+	if (!handle->event)
+		return NULL;
+
+	return handle->rb->aux_priv;
+}
+
+void *vmap(struct page **pages, unsigned int count, unsigned long flags,
+	   int prot)
+{
+	unsigned int i;
+
+	/* The model's AUX pages are contiguous: vmap() is the identity. */
+	for (i = 1; i < count; i++)
+		if ((char *)pages[i] != (char *)pages[0] + i * PAGE_SIZE)
+			return NULL;
+	return pages[0];
+}
+
+/* ---- events, buffers and the scheduler ---- */
+
+static struct perf_event *ev_create(const char *name, int cpu,
+				    struct perf_event *parent)
+{
+	struct perf_event *e = calloc(1, sizeof(*e));
+
+	e->name = name;
+	e->cpu = cpu;
+	e->parent = parent;
+	e->hw.state = PERF_HES_STOPPED;
+	e->state = HARNESS_EVENT_INACTIVE;
+	events[nr_events++] = e;
+	return e;
+}
+
+/* mmap() of the data and AUX areas by @owner: perf_mmap() + rb_alloc_aux(). */
+static struct perf_buffer *rb_create(const char *name, struct perf_event *owner,
+				     int nr_pages, bool overwrite,
+				     long watermark)
+{
+	struct perf_buffer *rb = calloc(1, sizeof(*rb));
+	int i;
+
+	rb->name = name;
+	rb->refcount = 1;
+	rb->user_page = calloc(1, sizeof(*rb->user_page));
+	rb->mem = aligned_alloc(PAGE_SIZE, nr_pages * PAGE_SIZE);
+	memset(rb->mem, HW_POISON, nr_pages * PAGE_SIZE);
+	rb->aux_pages = calloc(nr_pages, sizeof(void *));
+	for (i = 0; i < nr_pages; i++)
+		rb->aux_pages[i] = rb->mem + i * PAGE_SIZE;
+	rb->aux_nr_pages = nr_pages;
+	rb->aux_overwrite = overwrite;
+	rb->aux_watermark = watermark ? watermark :
+			    (long)nr_pages << (PAGE_SHIFT - 1);
+	rb->aux_mmap_count = 1;
+	rb->aux_refcount = 1;
+	rb->aux_priv = etm_setup_aux(owner, rb->aux_pages, nr_pages, overwrite);
+	owner->rb = rb;
+	owner->has_mmap = true;
+	rbs[nr_rbs++] = rb;
+	return rb;
+}
+
+static struct perf_buffer *rb_for_addr(unsigned long addr)
+{
+	int i;
+
+	for (i = 0; i < nr_rbs; i++) {
+		unsigned long start = (unsigned long)rbs[i]->mem;
+
+		if (addr >= start && addr < start + perf_aux_size(rbs[i]))
+			return rbs[i];
+	}
+	return NULL;
+}
+
+static struct trbe_drvdata *harness_drvdata;
+
+static struct perf_output_handle *hw_published_handle(int cpu)
+{
+	if (!harness_drvdata)
+		return NULL;
+	return *per_cpu_ptr(harness_drvdata->handle, cpu);
+}
+
+static bool perf_model_check_store(int cpu, unsigned long addr)
+{
+	struct perf_output_handle *h = hw_published_handle(cpu);
+	struct perf_buffer *rb = rb_for_addr(addr);
+	unsigned long size, off, hoff;
+
+	if (!rb) {
+		violation("cpu%d: TRBE store to 0x%lx, which no AUX buffer backs",
+			  cpu, addr);
+		return false;
+	}
+	if (!h || !h->event) {
+		violation("cpu%d: TRBE store into rb %s with no open transaction",
+			  cpu, rb->name);
+		return true;
+	}
+	if (h->rb != rb) {
+		violation("cpu%d: TRBE store into rb %s while the handle is bound to rb %s",
+			  cpu, rb->name, h->rb->name);
+		return true;
+	}
+	if (rb->aux_overwrite)
+		return true;
+	size = perf_aux_size(rb);
+	off = addr - (unsigned long)rb->mem;
+	hoff = h->head % size;
+	if ((off + size - hoff) % size >= h->size) {
+		violation("cpu%d: TRBE store into rb %s at offset %lu, outside [head %lu, head + size %lu)",
+			  cpu, rb->name, off, h->head, h->head + h->size);
+	}
+	return true;
+}
+
+/* The perf core's irq_work: pending disables of events on this CPU. */
+static void ev_sched_out(struct perf_event *e);
+
+void irq_work_run(void)
+{
+	int i;
+
+	for (i = 0; i < nr_events; i++) {
+		struct perf_event *e = events[i];
+
+		if (!e->pending_disable || e->cpu != harness_cpu)
+			continue;
+		e->pending_disable = false;
+		/* perf_event_disable_local(): event_sched_out() + OFF */
+		ev_sched_out(e);
+		e->state = HARNESS_EVENT_OFF;
+	}
+}
+
+static void harness_irq_work_all(void)
+{
+	int saved = harness_cpu, cpu;
+
+	for (cpu = 0; cpu < NR_CPUS; cpu++) {
+		harness_cpu = cpu;
+		irq_work_run();
+	}
+	harness_cpu = saved;
+}
+
+static bool ev_sched_in(struct perf_event *e)
+{
+	int ret;
+
+	if (e->state != HARNESS_EVENT_INACTIVE)
+		return false;
+	harness_cpu = e->cpu;
+	ret = etm_event_add(e, PERF_EF_START);
+	if (!ret)
+		e->state = HARNESS_EVENT_ACTIVE;
+	irq_work_run();
+	return !ret;
+}
+
+static void ev_sched_out(struct perf_event *e)
+{
+	int saved = harness_cpu;
+
+	if (e->state != HARNESS_EVENT_ACTIVE)
+		return;
+	harness_cpu = e->cpu;
+	etm_event_del(e, 0);
+	e->state = HARNESS_EVENT_INACTIVE;
+	harness_cpu = saved;
+}
+
+/* PERF_EVENT_IOC_ENABLE on a parent also enables its children. */
+static void ev_enable(struct perf_event *e)
+{
+	int i;
+
+	if (e->state == HARNESS_EVENT_OFF)
+		e->state = HARNESS_EVENT_INACTIVE;
+	for (i = 0; i < nr_events; i++)
+		if (events[i]->parent == e &&
+		    events[i]->state == HARNESS_EVENT_OFF)
+			events[i]->state = HARNESS_EVENT_INACTIVE;
+}
+
+/* perf_event_stop(): pmu::stop(PERF_EF_UPDATE) on an active event. */
+static void perf_event_stop(struct perf_event *e, int restart)
+{
+	int saved = harness_cpu;
+
+	if (e->state != HARNESS_EVENT_ACTIVE)
+		return;
+	harness_cpu = e->cpu;
+	etm_event_stop(e, PERF_EF_UPDATE);
+	if (restart)
+		etm_event_start(e, 0);
+	harness_cpu = saved;
+}
+
+/*
+ * ioctl(event, PERF_EVENT_IOC_SET_OUTPUT, output): perf_event_set_output()
+ * and ring_buffer_attach(). Only @event is stopped; its children keep
+ * their open transaction.
+ */
+static int perf_model_set_output(struct perf_event *event,
+				 struct perf_event *output)
+{
+	struct perf_buffer *rb;
+
+	if (event == output || output->cpu != event->cpu || event->has_mmap)
+		return -EINVAL;
+	rb = ring_buffer_get(output);
+	if (!rb)
+		return -EINVAL;
+
+	WARN_ON_ONCE(event->parent);
+	/* has_aux(event): cs_etm is an AUX PMU */
+	perf_event_stop(event, 0);
+	if (event->rb)
+		ring_buffer_put(event->rb);
+	event->rb = rb;
+	return 0;
+}
+
+/* Userspace consumes up to @max bytes of AUX data and moves aux_tail. */
+static unsigned long user_consume(struct perf_buffer *rb, unsigned long max)
+{
+	unsigned long tail = rb->user_page->aux_tail;
+	unsigned long head = rb->user_page->aux_head;
+	unsigned long size = perf_aux_size(rb), n, i;
+
+	if (rb->aux_overwrite)
+		return 0;
+	n = min(head - tail, max);
+	for (i = 0; i < n; i++)
+		rb->mem[(tail + i) % size] = HW_POISON;
+	rb->user_page->aux_tail = tail + n;
+	return n;
+}

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Seeded, bounded random sequences of scheduling, tracing, consuming,
+ * re-enabling, spurious IRQs and begin failures on two CPUs, with the
+ * invariants checked after every step. The redirect variant also
+ * retargets the parent's output between A and B with SET_OUTPUT and must
+ * hit the IRQ rebind at least once. TRBE_SEED=<n> overrides the seed.
+ */
+
+#define RANDOM_STEPS	3000
+
+static u64 rnd_state;
+
+static u64 rnd(void)
+{
+	/* xorshift64* */
+	rnd_state ^= rnd_state >> 12;
+	rnd_state ^= rnd_state << 25;
+	rnd_state ^= rnd_state >> 27;
+	return rnd_state * 0x2545f4914f6cdd1dULL;
+}
+
+static unsigned long rnd_below(unsigned long n)
+{
+	return rnd() % n;
+}
+
+static void toggle_sched(struct perf_event *e)
+{
+	if (e->state == HARNESS_EVENT_ACTIVE)
+		ev_sched_out(e);
+	else if (e->state == HARNESS_EVENT_INACTIVE)
+		ev_sched_in(e);
+}
+
+static bool random_sequence(bool redirect)
+{
+	const int ccpu = 1, dcpu = 2;
+	struct redirect_fixture f;
+	struct perf_event *d;
+	struct perf_buffer *drb;
+	bool snapshot;
+	unsigned long errata;
+	unsigned long step;
+
+	rnd_state = harness_seed ? harness_seed : 1;
+	snapshot = rnd_below(2);
+	/* errata only without snapshot: its workarounds need page-aligned heads */
+	errata = snapshot ? 0 : rnd_below(4);
+	printf("# seed 0x%llx, %s, D: %s, errata on cpu%d: 0x%lx\n",
+	       harness_seed, redirect ? "with SET_OUTPUT redirects" :
+	       "no redirects", snapshot ? "snapshot" : "normal", dcpu, errata);
+	ASSERT_TRUE(harness_setup_errata(errata, BIT(dcpu)));
+	redirect_fixture(&f, ccpu);
+	d = ev_create("D", dcpu, NULL);
+	drb = rb_create("D", d, 4 << rnd_below(2), snapshot, 0);
+
+	for (step = 0; step < RANDOM_STEPS; step++) {
+		unsigned long op = rnd_below(100);
+
+		harness_step = step;
+		if (op < 30) {
+			emit(ccpu, 1 + rnd_below(3 * PAGE_SIZE));
+		} else if (op < 45) {
+			emit(dcpu, 1 + rnd_below(3 * PAGE_SIZE));
+		} else if (op < 60) {
+			struct perf_buffer *rb = rnd_below(3) == 0 ? f.a :
+						 rnd_below(2) ? f.b : drb;
+
+			user_consume(rb, rnd_below(2) ? ~0UL :
+				     rnd_below(6 * PAGE_SIZE));
+		} else if (op < 70) {
+			toggle_sched(f.c);
+		} else if (op < 76) {
+			toggle_sched(d);
+		} else if (op < 84) {
+			ev_enable(f.p);
+			ev_enable(d);
+		} else if (op < 86) {
+			int cpu = rnd_below(2) ? ccpu : dcpu;
+
+			if (hw_enabled(cpu))
+				hw_inject_status(cpu, TRBSR_EL1_S);
+		} else if (op < 88) {
+			fail_aux_begin = true;
+			emit(rnd_below(2) ? ccpu : dcpu, 1 + rnd_below(PAGE_SIZE));
+			fail_aux_begin = false;
+		} else if (redirect && op < 96) {
+			perf_model_set_output(f.p, rnd_below(2) ? f.oa : f.ob);
+		} else {
+			emit(ccpu, 1 + rnd_below(PAGE_SIZE));
+		}
+		harness_irq_work_all();
+		if (!harness_check_invariants()) {
+			printf("# invariants broken at step %lu (op %lu)\n",
+			       step, op);
+			return false;
+		}
+	}
+	ev_sched_out(f.c);
+	ev_sched_out(d);
+	ASSERT_CLEAN();
+	printf("# %d steps: stored %lu/%lu bytes, reported A %lu B %lu D %lu, IRQs %lu/%lu, IRQ rebinds %lu\n",
+	       RANDOM_STEPS, hw[ccpu].bytes_stored, hw[dcpu].bytes_stored,
+	       f.a->bytes_reported, f.b->bytes_reported, drb->bytes_reported,
+	       hw[ccpu].irqs_delivered, hw[dcpu].irqs_delivered, irq_rebinds);
+	ASSERT_TRUE(hw[ccpu].irqs_delivered > 0 && hw[dcpu].irqs_delivered > 0);
+	if (redirect)
+		ASSERT_TRUE(irq_rebinds > 0);
+	else
+		ASSERT_EQ(irq_rebinds, 0);
+	return true;
+}
+
+static bool test_random_sequence(void)
+{
+	return random_sequence(false);
+}
+
+static bool test_random_sequence_redirect(void)
+{
+	return random_sequence(true);
+}

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The PERF_EVENT_IOC_SET_OUTPUT scenario: P is a per-task, per-CPU,
+ * inherited cs_etm event without a mapping of its own; A and B are AUX
+ * buffers mapped by two other, disabled events on the same CPU. P's
+ * output goes to A, the child C (C->parent == P) traces into A, P is
+ * redirected to B (ring_buffer_attach() stops only P, which is not
+ * running), then C's TRBE fills its window and raises the IRQ:
+ * perf_aux_output_begin() in trbe_handle_overflow() follows C->parent
+ * and binds the handle to B, which has never been enabled on this CPU.
+ */
+
+struct redirect_fixture {
+	struct perf_event *oa, *ob, *p, *c;
+	struct perf_buffer *a, *b;
+};
+
+static void redirect_fixture(struct redirect_fixture *f, int cpu)
+{
+	f->oa = ev_create("A-owner", cpu, NULL);
+	f->a = rb_create("A", f->oa, 8, false, 0);
+	f->oa->state = HARNESS_EVENT_OFF;
+	f->ob = ev_create("B-owner", cpu, NULL);
+	f->b = rb_create("B", f->ob, 8, false, 0);
+	f->ob->state = HARNESS_EVENT_OFF;
+	f->p = ev_create("P", cpu, NULL);
+	perf_model_set_output(f->p, f->oa);
+	f->c = ev_create("C", cpu, f->p);
+}
+
+static bool test_set_output_redirect_overflow(void)
+{
+	struct redirect_fixture f;
+
+	ASSERT_TRUE(harness_setup());
+	redirect_fixture(&f, TCPU);
+	ASSERT_TRUE(ev_sched_in(f.c));
+	ASSERT_CLEAN();
+	ASSERT_TRUE(ctxt_of(TCPU)->handle.rb == f.a);
+	ASSERT_TRUE(buf_of(f.a)->cpudata == cpudata_of(TCPU));
+	ASSERT_EQ(reg_base(TCPU), f.a->mem);
+	emit(TCPU, 5000);
+
+	/* redirect the parent while the child's transaction is on A */
+	ASSERT_EQ(perf_model_set_output(f.p, f.ob), 0);
+	ASSERT_TRUE(f.p->rb == f.b);
+	ASSERT_TRUE(ctxt_of(TCPU)->handle.rb == f.a);
+	ASSERT_TRUE(buf_of(f.b)->cpudata == NULL);
+	ASSERT_CLEAN();
+
+	/* the child's next overflow */
+	printf("# C fills its window on A; the overflow IRQ begins a new transaction\n");
+	emit(TCPU, 4 * PAGE_SIZE);
+	printf("# survived the overflow: %lu IRQ rebind(s)\n", irq_rebinds);
+	ASSERT_CLEAN();
+	ASSERT_EQ(irq_rebinds, 1);
+	ASSERT_EQ(f.a->bytes_reported, 4 * PAGE_SIZE);
+	/* the new transaction on B was ended truncated, B never programmed */
+	ASSERT_EQ(f.b->bytes_reported, 0);
+	ASSERT_EQ(f.b->nr_truncated, 1);
+	ASSERT_FALSE(hw_enabled(TCPU));
+	ASSERT_TRUE(hw_published_handle(TCPU) == NULL);
+	ASSERT_TRUE(buf_of(f.b)->cpudata == NULL);
+	/* perf disabled C; etm-perf tore the A path down without a WARN */
+	ASSERT_EQ(f.c->state, HARNESS_EVENT_OFF);
+	ASSERT_TRUE(ctxt_of(TCPU)->event_data == NULL);
+	ASSERT_TRUE(buf_of(f.a)->cpudata == NULL);
+	ASSERT_TRUE(cpudata_of(TCPU)->buf == NULL);
+
+	/* re-enabling installs B through the sink enable path */
+	ev_enable(f.p);
+	ASSERT_TRUE(ev_sched_in(f.c));
+	ASSERT_CLEAN();
+	ASSERT_EQ(reg_base(TCPU), f.b->mem);
+	ASSERT_TRUE(buf_of(f.b)->cpudata == cpudata_of(TCPU));
+	emit(TCPU, 6 * PAGE_SIZE);
+	ASSERT_CLEAN();
+	ASSERT_EQ(f.b->bytes_reported, 4 * PAGE_SIZE);
+	user_consume(f.b, ~0UL);
+	emit(TCPU, PAGE_SIZE);
+	ev_sched_out(f.c);
+	ASSERT_CLEAN();
+	ASSERT_EQ(f.a->bytes_reported + f.b->bytes_reported,
+		  hw[TCPU].bytes_stored);
+	return true;
+}
