@@ -1,0 +1,16 @@
+# SPDX-License-Identifier: GPL-2.0
+# perf_events selftests against the perf_swaux software AUX PMU (issue 4).
+#
+#   make selftests ARCH=x86_64|arm64 [BASE=1]   build kernel, module, tests; run them in the VM
+#   make selftests-ab [AB_ARCHES="x86_64 arm64"] scenario fails on the base, all pass with the series
+
+.PHONY: selftests selftests-ab
+
+EXTRA_HELP += '  make selftests ARCH=... [BASE=1]  perf_swaux.ko + perf_events selftests in the VM (out/selftests-ARCH)' \
+	'  make selftests-ab         SET_OUTPUT tests fail on the base, all pass with the series'
+
+selftests:
+	@bash rig/selftests/run.sh $(ARCH)
+
+selftests-ab:
+	@bash rig/selftests/ab.sh

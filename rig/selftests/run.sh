@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# make selftests ARCH=x86_64|arm64 [BASE=1]: build the tree and kernel (series,
+# or the pristine base with BASE=1), perf_swaux.ko and the perf_events
+# selftests, boot the kernel with `make vm` and run them (rig/selftests/guest.sh).
+# Results: out/selftests-$ARCH[-base]/{results.txt,console.log,vm.log}.
+# Exit status: the VM run's (non-zero on a failed test or a splat in dmesg).
+. "$(dirname "$0")/../lib.sh"
+arch=${1:-x86_64}
+arch_check "$arch"
+base=${BASE:-0}
+case "$base" in 1|y|yes) base=1 ;; *) base=0 ;; esac
+stage "selftests $arch$([ $base = 1 ] && echo ' (base)')"
+
+R=$OUT/selftests-$arch$([ $base = 1 ] && echo -base)
+mkdir -p "$R"
+rm -f "$R/results.txt" "$R/console.log" "$R/vm.log"
+
+make -s -C "$RIG_TOP" --no-print-directory tree BASE=$base
+make -s -C "$RIG_TOP" --no-print-directory kernel ARCH="$arch" BASE=$base
+bash "$RIG_TOP/rig/selftests/build.sh" "$arch"
+
+DST=$BUILD/selftests-$arch
+case "$arch" in
+x86_64) cmd="sh $DST/guest.sh $DST $R/results.txt" ;;
+arm64) cmd="sh /selftests/guest.sh /selftests" ;;
+esac
+info "running the selftests in the $arch guest (log: ${R#"$RIG_TOP"/}/vm.log)"
+set +e
+make -s -C "$RIG_TOP" --no-print-directory vm ARCH="$arch" CMD="$cmd" >"$R/vm.log" 2>&1
+rc=$?
+set -e
+cp "$OUT/vm-$arch/console.log" "$R/console.log" 2>/dev/null || true
+# arm64 (and x86_64 if the guest could not write out/): results from the console.
+if [ ! -s "$R/results.txt" ] && [ -f "$R/console.log" ]; then
+	tr -d '\r' <"$R/console.log" |
+		grep -E '^(SELFTESTS: |noswaux: |aux_set_output: |mmap: )' >"$R/results.txt" || true
+fi
+[ -s "$R/results.txt" ] || { tail -40 "$R/vm.log" >&2; die "no selftest output: see ${R#"$RIG_TOP"/}/vm.log and console.log"; }
+
+grep -E '^(aux_set_output|mmap): (not )?ok ' "$R/results.txt" | sed 's/^/  /' >&2 || true
+grep -E '^SELFTESTS: ' "$R/results.txt" | sed 's/^/  /' >&2
+info "selftests $arch$([ $base = 1 ] && echo ' (base)'): vm exit $rc; results in ${R#"$RIG_TOP"/}/results.txt"
+exit $rc
