@@ -193,8 +193,8 @@ void *perf_aux_output_begin(struct perf_output_handle *handle,
 	WRITE_ONCE(rb->aux_nest, nest + 1);
 
 	/* Model: note a handle that the IRQ path rebinds to another rb. */
-	if (harness_in_irq && handle->rb && handle->rb != rb) {
-		irq_rebinds++;
+	if (harness_in_irq && handle->rb && handle->rb != rb &&
+	    ++irq_rebinds <= 3) {
 		printf("# step %lu: cpu%d overflow IRQ: perf_aux_output_begin() rebinds the handle from rb %s to rb %s\n",
 		       harness_step, harness_cpu, handle->rb->name, rb->name);
 	}

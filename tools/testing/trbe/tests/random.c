@@ -105,6 +105,9 @@ static bool random_sequence(bool redirect)
 	       f.a->bytes_reported, f.b->bytes_reported, drb->bytes_reported,
 	       hw[ccpu].irqs_delivered, hw[dcpu].irqs_delivered, irq_rebinds);
 	ASSERT_TRUE(hw[ccpu].irqs_delivered > 0 && hw[dcpu].irqs_delivered > 0);
+	/* no errata on C's CPU: every byte stored was reported, once */
+	ASSERT_EQ(f.a->bytes_reported + f.b->bytes_reported,
+		  hw[ccpu].bytes_stored);
 	if (redirect)
 		ASSERT_TRUE(irq_rebinds > 0);
 	else
