@@ -38,7 +38,7 @@ x86_64) CC=(gcc) ;;
 arm64) CC=(aarch64-linux-gnu-gcc -static) ;;
 esac
 for t in aux_set_output mmap; do
-	"${CC[@]}" -Wall -O2 -Wl,-no-as-needed -o "$DST/$t" "$SRC/$t.c" -lpthread \
+	"${CC[@]}" -Wall -O2 -I"$SRC/.." -Wl,-no-as-needed -o "$DST/$t" "$SRC/$t.c" -lpthread \
 		2>"$DST/$t.cc.log" || { cat "$DST/$t.cc.log" >&2; die "building $t failed"; }
 	if [ -s "$DST/$t.cc.log" ]; then
 		cat "$DST/$t.cc.log" >&2

@@ -504,7 +504,7 @@ TEST_F_TIMEOUT(redirect, switch_buffer, 60)
 	ASSERT_EQ(ioctl(self->p_fd, PERF_EVENT_IOC_SET_OUTPUT, A->fd), 0);
 	ASSERT_EQ(start_children(self, variant->children), 0);
 	consume_all(_metadata, self, variant);
-	ASSERT_TRUE(wait_child_records(self, variant, A, 5000))
+	ASSERT_TRUE(wait_child_records(self, variant, A, 20000))
 		TH_LOG("children never wrote into A");
 
 	redirect_and_check(_metadata, self, variant, A, B);
@@ -517,7 +517,7 @@ TEST_F_TIMEOUT(redirect, repeated, 90)
 {
 	ASSERT_EQ(ioctl(self->p_fd, PERF_EVENT_IOC_SET_OUTPUT, self->buf[0].fd), 0);
 	ASSERT_EQ(start_children(self, variant->children), 0);
-	ASSERT_TRUE(wait_child_records(self, variant, &self->buf[0], 5000));
+	ASSERT_TRUE(wait_child_records(self, variant, &self->buf[0], 20000));
 
 	for (int i = 0; i < 6; i++)
 		redirect_and_check(_metadata, self, variant, &self->buf[i % 2],
@@ -533,7 +533,7 @@ TEST_F_TIMEOUT(redirect, to_none, 60)
 
 	ASSERT_EQ(ioctl(self->p_fd, PERF_EVENT_IOC_SET_OUTPUT, A->fd), 0);
 	ASSERT_EQ(start_children(self, variant->children), 0);
-	ASSERT_TRUE(wait_child_records(self, variant, A, 5000));
+	ASSERT_TRUE(wait_child_records(self, variant, A, 20000));
 
 	redirect_and_check(_metadata, self, variant, A, NULL);
 	redirect_and_check(_metadata, self, variant, A, B);
@@ -566,7 +566,7 @@ TEST_F_TIMEOUT(redirect, unmap_new, 60)
 
 	ASSERT_EQ(ioctl(self->p_fd, PERF_EVENT_IOC_SET_OUTPUT, A->fd), 0);
 	ASSERT_EQ(start_children(self, variant->children), 0);
-	ASSERT_TRUE(wait_child_records(self, variant, A, 5000));
+	ASSERT_TRUE(wait_child_records(self, variant, A, 20000));
 
 	ASSERT_EQ(pthread_create(&th, NULL, unmap_thread, &u), 0);
 	atomic_store(&u.go, 1);
