@@ -1,0 +1,31 @@
+# SPDX-License-Identifier: GPL-2.0
+# perf tools: perf data convert --to-trace-dat (issue 6).
+#
+#   make tracedat-test   the trace.dat shell test with build/perf/perf
+#                        (trace-cmd report vs perf script, v6/v7, compression,
+#                        pipe, -z input, perf:* events, bad input)
+#   make tracedat-ks     open a converted file in KernelShark under xvfb-run,
+#                        screenshot to out/tracedat/kernelshark.png
+#   make bench           MB/s and peak RSS of --to-trace-dat vs --to-json,
+#                        perf script and perf script -F time, as ratios
+#
+# TRACEDAT_PERF=<perf binary> overrides build/perf/perf.
+
+TRACEDAT_PERF  ?= $(CURDIR)/build/perf/perf
+TRACEDAT_TESTS := $(CURDIR)/tools/perf/tests/shell/test_perf_data_converter_trace_dat.sh
+
+PERF_TESTS += $(TRACEDAT_TESTS)
+EXTRA_HELP += "  make tracedat-test         perf data convert --to-trace-dat vs trace-cmd report" \
+	      "  make tracedat-ks           KernelShark opens a converted trace.dat (xvfb)" \
+	      "  make bench                 --to-trace-dat throughput/RSS vs --to-json, perf script"
+
+.PHONY: tracedat-test tracedat-ks bench
+
+tracedat-test:
+	rig/perf/run-tests.sh $(TRACEDAT_PERF) $(TRACEDAT_TESTS)
+
+tracedat-ks:
+	rig/tracedat/kernelshark.sh $(TRACEDAT_PERF) $(CURDIR)/out/tracedat
+
+bench:
+	rig/tracedat/bench.sh $(TRACEDAT_PERF) $(CURDIR)/out/tracedat

@@ -1,0 +1,598 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perf.data to trace-cmd trace.dat conversion.
+ *
+ * The metadata (header_page, header_event, ftrace and event formats,
+ * kallsyms, printk formats, saved_cmdlines, byte order, long size, page
+ * size) is the tracing data perf saved at record time; raw tracepoint
+ * payloads are framed into ring-buffer pages per CPU as samples arrive
+ * in time order, and spilled to per-CPU temporary files as pages fill.
+ *
+ * Samples of other events and LOST, LOST_SAMPLES and AUX records become
+ * events of a synthetic "perf" system unless --tracepoints-only is given.
+ */
+
+#include "data-convert.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include <linux/compiler.h>
+#include <linux/err.h>
+#include <linux/kernel.h>
+#include <linux/zalloc.h>
+#include <internal/lib.h>
+
+#include "util/debug.h"
+#include "util/env.h"
+#include "util/event.h"
+#include "util/evlist.h"
+#include "util/evsel.h"
+#include "util/header.h"
+#include "util/machine.h"
+#include "util/session.h"
+#include "util/thread.h"
+#include "util/time-utils.h"
+#include "util/tool.h"
+#include "util/trace-dat-writer.h"
+
+enum synth_event {
+	SYNTH_SAMPLE,
+	SYNTH_LOST,
+	SYNTH_LOST_SAMPLES,
+	SYNTH_AUX,
+	SYNTH_MAX,
+};
+
+struct convert_trace_dat {
+	struct perf_tool	tool;
+	struct perf_session	*session;
+	struct tdw		*w;
+	struct tdw_opts		wopts;
+	bool			synthetic;
+	void			*tracing_data;
+	size_t			tracing_data_size;
+	unsigned int		synth_id[SYNTH_MAX];
+	struct perf_time_interval *ptime_range;
+	int			range_size;
+	int			range_num;
+	int			err;
+
+	u64			tracepoints;
+	u64			synthesized;
+	u64			dropped;
+	u64			skipped;
+};
+
+static const char synth_common[] =
+	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n";
+
+static const char * const synth_name[SYNTH_MAX] = {
+	[SYNTH_SAMPLE]		= "sample",
+	[SYNTH_LOST]		= "lost",
+	[SYNTH_LOST_SAMPLES]	= "lost_samples",
+	[SYNTH_AUX]		= "aux",
+};
+
+static const char * const synth_fields[SYNTH_MAX] = {
+	[SYNTH_SAMPLE] =
+	"\tfield:u64 ip;\toffset:8;\tsize:8;\tsigned:0;\n"
+	"\tfield:u64 period;\toffset:16;\tsize:8;\tsigned:0;\n"
+	"\tfield:u32 pid;\toffset:24;\tsize:4;\tsigned:0;\n"
+	"\tfield:u32 tid;\toffset:28;\tsize:4;\tsigned:0;\n"
+	"\tfield:__data_loc char[] event;\toffset:32;\tsize:4;\tsigned:0;\n\n"
+	"print fmt: \"%s ip=%pS pid=%u tid=%u period=%llu\", __get_str(event), "
+	"REC->ip, REC->pid, REC->tid, REC->period\n",
+	[SYNTH_LOST] =
+	"\tfield:u64 id;\toffset:8;\tsize:8;\tsigned:0;\n"
+	"\tfield:u64 lost;\toffset:16;\tsize:8;\tsigned:0;\n\n"
+	"print fmt: \"id=%llu lost=%llu\", REC->id, REC->lost\n",
+	[SYNTH_LOST_SAMPLES] =
+	"\tfield:u64 lost;\toffset:8;\tsize:8;\tsigned:0;\n\n"
+	"print fmt: \"lost=%llu\", REC->lost\n",
+	[SYNTH_AUX] =
+	"\tfield:u64 aux_offset;\toffset:8;\tsize:8;\tsigned:0;\n"
+	"\tfield:u64 aux_size;\toffset:16;\tsize:8;\tsigned:0;\n"
+	"\tfield:u64 flags;\toffset:24;\tsize:8;\tsigned:0;\n\n"
+	"print fmt: \"offset=%#llx size=%llu flags=%s\", REC->aux_offset, "
+	"REC->aux_size, __print_flags(REC->flags, \"|\", "
+	"{ 0x1, \"TRUNCATED\" }, { 0x2, \"OVERWRITE\" }, "
+	"{ 0x4, \"PARTIAL\" }, { 0x8, \"COLLISION\" })\n",
+};
+
+/* ftrace clock matching the perf clock of the recording. */
+static const char *recording_clock(struct perf_session *session)
+{
+	struct evsel *evsel = evlist__first(session->evlist);
+
+	if (!evsel || !evsel->core.attr.use_clockid)
+		return "perf";	/* local_clock(), ftrace's "perf" clock */
+
+	switch (evsel->core.attr.clockid) {
+	case CLOCK_MONOTONIC:
+		return "mono";
+	case CLOCK_MONOTONIC_RAW:
+		return "mono_raw";
+	case CLOCK_BOOTTIME:
+		return "boot";
+	case CLOCK_TAI:
+		return "tai";
+	default:
+		return "realtime";
+	}
+}
+
+static int create_writer(struct convert_trace_dat *c)
+{
+	struct perf_env *env = perf_session__env(c->session);
+
+	if (c->w)
+		return 0;
+	if (c->err)
+		return c->err;
+	if (!c->tracing_data) {
+		pr_err("%s: no tracing data (record tracepoints with perf record -e sys:event)\n",
+		       c->session->data->path);
+		return c->err = -EINVAL;
+	}
+	c->wopts.clock = recording_clock(c->session);
+	c->wopts.nr_cpus = env->nr_cpus_avail;
+	c->w = tdw__new(c->tracing_data, c->tracing_data_size, &c->wopts);
+	if (!c->w)
+		return c->err = -EINVAL;
+	return 0;
+}
+
+static int synth_id(struct convert_trace_dat *c, enum synth_event type)
+{
+	char *fmt;
+	int ret;
+
+	if (c->synth_id[type])
+		return c->synth_id[type];
+	c->synth_id[type] = tdw__next_free_id(c->w);
+	if (asprintf(&fmt, "name: %s\nID: %u\nformat:\n%s%s", synth_name[type],
+		     c->synth_id[type], synth_common, synth_fields[type]) < 0)
+		return -ENOMEM;
+	ret = tdw__add_synthetic_format(c->w, fmt);
+	free(fmt);
+	return ret ?: (int)c->synth_id[type];
+}
+
+static unsigned int sample_cpu(const struct perf_sample *sample)
+{
+	return sample->cpu == (u32)-1 ? 0 : sample->cpu;
+}
+
+/* Common fields of a synthetic event, then @nr u64 values. */
+static int add_synth(struct convert_trace_dat *c, enum synth_event type,
+		     const struct perf_sample *sample, const u64 *vals,
+		     int nr)
+{
+	u8 buf[8 + 4 * 8];
+	int id, i;
+
+	if (!c->synthetic)
+		return 0;
+	id = synth_id(c, type);
+	if (id < 0)
+		return id;
+	memset(buf, 0, 8);
+	tdw__put16(c->w, buf, id);
+	tdw__put32(c->w, buf + 4, sample->tid == (u32)-1 ? 0 : sample->tid);
+	for (i = 0; i < nr; i++)
+		tdw__put64(c->w, buf + 8 + 8 * i, vals[i]);
+	c->synthesized++;
+	return tdw__add_event(c->w, sample_cpu(sample), sample->time, buf,
+			      8 + 8 * nr);
+}
+
+static int add_synth_sample(struct convert_trace_dat *c,
+			    const struct perf_sample *sample)
+{
+	const char *name = evsel__name(sample->evsel);
+	size_t len = strlen(name) + 1;
+	u8 buf[36 + 256];
+	int id;
+
+	id = synth_id(c, SYNTH_SAMPLE);
+	if (id < 0)
+		return id;
+	len = min(len, sizeof(buf) - 36);
+	memset(buf, 0, sizeof(buf));
+	tdw__put16(c->w, buf, id);
+	tdw__put32(c->w, buf + 4, sample->tid);
+	tdw__put64(c->w, buf + 8, sample->ip);
+	tdw__put64(c->w, buf + 16, sample->period);
+	tdw__put32(c->w, buf + 24, sample->pid);
+	tdw__put32(c->w, buf + 28, sample->tid);
+	tdw__put32(c->w, buf + 32, (len << 16) | 36);
+	memcpy(buf + 36, name, len - 1);
+	c->synthesized++;
+	return tdw__add_event(c->w, sample_cpu(sample), sample->time, buf,
+			      36 + len);
+}
+
+static int process_sample_event(const struct perf_tool *tool,
+				union perf_event *event __maybe_unused,
+				struct perf_sample *sample,
+				struct machine *machine __maybe_unused)
+{
+	struct convert_trace_dat *c =
+		container_of(tool, struct convert_trace_dat, tool);
+	struct evsel *evsel = sample->evsel;
+
+	if (perf_time__ranges_skip_sample(c->ptime_range, c->range_num,
+					  sample->time)) {
+		c->skipped++;
+		return 0;
+	}
+	if (create_writer(c))
+		return c->err;
+
+	if (evsel->core.attr.type == PERF_TYPE_TRACEPOINT &&
+	    sample->raw_data && sample->raw_size) {
+		c->tracepoints++;
+		return tdw__add_event(c->w, sample_cpu(sample), sample->time,
+				      sample->raw_data, sample->raw_size);
+	}
+	if (!c->synthetic) {
+		c->dropped++;
+		return 0;
+	}
+	return add_synth_sample(c, sample);
+}
+
+static int process_lost(const struct perf_tool *tool, union perf_event *event,
+			struct perf_sample *sample, struct machine *machine)
+{
+	struct convert_trace_dat *c =
+		container_of(tool, struct convert_trace_dat, tool);
+	u64 vals[2] = { event->lost.id, event->lost.lost };
+	int ret = perf_event__process_lost(tool, event, sample, machine);
+
+	if (ret || create_writer(c))
+		return ret ?: c->err;
+	if (sample->cpu != (u32)-1)
+		tdw__mark_lost(c->w, sample->cpu);
+	return add_synth(c, SYNTH_LOST, sample, vals, 2);
+}
+
+static int process_lost_samples(const struct perf_tool *tool,
+				union perf_event *event,
+				struct perf_sample *sample,
+				struct machine *machine __maybe_unused)
+{
+	struct convert_trace_dat *c =
+		container_of(tool, struct convert_trace_dat, tool);
+	u64 val = event->lost_samples.lost;
+
+	if (create_writer(c))
+		return c->err;
+	return add_synth(c, SYNTH_LOST_SAMPLES, sample, &val, 1);
+}
+
+static int process_aux(const struct perf_tool *tool, union perf_event *event,
+		       struct perf_sample *sample,
+		       struct machine *machine __maybe_unused)
+{
+	struct convert_trace_dat *c =
+		container_of(tool, struct convert_trace_dat, tool);
+	u64 vals[3] = {
+		event->aux.aux_offset, event->aux.aux_size, event->aux.flags,
+	};
+
+	if (create_writer(c))
+		return c->err;
+	return add_synth(c, SYNTH_AUX, sample, vals, 3);
+}
+
+/*
+ * Pipe mode: the tracing data follows the event in the stream.  Keep a
+ * copy and let perf parse it from a memfd as if it came from the pipe.
+ */
+static int process_tracing_data(const struct perf_tool *tool,
+				struct perf_session *session,
+				union perf_event *event)
+{
+	struct convert_trace_dat *c =
+		container_of(tool, struct convert_trace_dat, tool);
+	u32 size = event->tracing_data.size;
+	int fd = perf_data__fd(session->data);
+	int ret = size;
+	void *buf;
+
+	if (!perf_data__is_pipe(session->data)) {
+#ifdef HAVE_LIBTRACEEVENT
+		return perf_event__process_tracing_data(tool, session, event);
+#else
+		return 0;
+#endif
+	}
+	buf = malloc(size);
+	if (!buf)
+		return -ENOMEM;
+	if (readn(fd, buf, size) != (ssize_t)size) {
+		pr_err("%s: truncated tracing data\n", session->data->path);
+		free(buf);
+		return -EIO;
+	}
+	free(c->tracing_data);
+	c->tracing_data = buf;
+	c->tracing_data_size = size;
+
+#ifdef HAVE_LIBTRACEEVENT
+	{
+		int memfd = memfd_create("perf-tracing-data", 0);
+
+		if (memfd < 0)
+			return -errno;
+		if (writen(memfd, buf, size) != (ssize_t)size ||
+		    lseek(memfd, 0, SEEK_SET) < 0) {
+			close(memfd);
+			return -EIO;
+		}
+		session->data->file.fd = memfd;
+		ret = perf_event__process_tracing_data(tool, session, event);
+		session->data->file.fd = fd;
+		close(memfd);
+	}
+#endif
+	return ret;
+}
+
+static int read_tracing_feature(struct perf_file_section *section,
+				struct perf_header *ph __maybe_unused,
+				int feat, int fd, void *data)
+{
+	struct convert_trace_dat *c = data;
+
+	if (feat != HEADER_TRACING_DATA)
+		return 0;
+	c->tracing_data = malloc(section->size);
+	if (!c->tracing_data)
+		return -ENOMEM;
+	if (pread(fd, c->tracing_data, section->size, section->offset) !=
+	    (ssize_t)section->size) {
+		zfree(&c->tracing_data);
+		return -EIO;
+	}
+	c->tracing_data_size = section->size;
+	return 0;
+}
+
+static int add_thread_cmdline(struct thread *thread, void *priv)
+{
+	struct convert_trace_dat *c = priv;
+	const char *comm = thread__comm_str(thread);
+
+	if (thread__tid(thread) < 0 || !comm)
+		return 0;
+	return tdw__add_cmdline(c->w, thread__tid(thread), comm);
+}
+
+static int parse_compression(const char *name, enum tdw_compression *comp)
+{
+	if (!name || !strcmp(name, "none")) {
+		*comp = TDW_COMP_NONE;
+		return 0;
+	}
+	if (!strcmp(name, "zstd")) {
+#ifdef HAVE_ZSTD_SUPPORT
+		*comp = TDW_COMP_ZSTD;
+		return 0;
+#else
+		pr_err("zstd support is not compiled in (libzstd-dev).\n");
+		return -1;
+#endif
+	}
+	if (!strcmp(name, "zlib")) {
+#ifdef HAVE_ZLIB_SUPPORT
+		*comp = TDW_COMP_ZLIB;
+		return 0;
+#else
+		pr_err("zlib support is not compiled in (zlib1g-dev).\n");
+		return -1;
+#endif
+	}
+	pr_err("Unknown trace.dat compression '%s' (none, zlib or zstd).\n",
+	       name);
+	return -1;
+}
+
+int trace_dat_convert__perf2dat(const char *input_name, const char *output_name,
+				struct perf_data_convert_opts *opts)
+{
+	struct convert_trace_dat c = {
+		.synthetic = !opts->tracepoints_only,
+		.wopts = {
+			.version = opts->trace_dat_version ?: 7,
+		},
+	};
+	struct perf_data data = {
+		.mode = PERF_DATA_MODE_READ,
+		.path = input_name,
+		.force = opts->force,
+	};
+	char *tmp_name = NULL, *dir_copy = NULL;
+	struct perf_session *session;
+	bool placeholder = false;
+	mode_t mask;
+	const struct tdw_stats *st;
+	int fd, ret = -1;
+	FILE *out;
+
+	perf_tool__init(&c.tool, /*ordered_events=*/true);
+	c.tool.sample		= process_sample_event;
+	c.tool.mmap		= perf_event__process_mmap;
+	c.tool.mmap2		= perf_event__process_mmap2;
+	c.tool.comm		= perf_event__process_comm;
+	c.tool.namespaces	= perf_event__process_namespaces;
+	c.tool.cgroup		= perf_event__process_cgroup;
+	c.tool.exit		= perf_event__process_exit;
+	c.tool.fork		= perf_event__process_fork;
+	c.tool.lost		= process_lost;
+	c.tool.lost_samples	= process_lost_samples;
+	c.tool.aux		= process_aux;
+	c.tool.tracing_data	= process_tracing_data;
+	c.tool.build_id		= perf_event__process_build_id;
+	c.tool.id_index		= perf_event__process_id_index;
+	c.tool.auxtrace_info	= perf_event__process_auxtrace_info;
+	c.tool.auxtrace		= perf_event__process_auxtrace;
+	c.tool.event_update	= perf_event__process_event_update;
+	c.tool.attr		= perf_event__process_attr;
+	c.tool.feature		= perf_event__process_feature;
+	c.tool.ordering_requires_timestamps = true;
+
+	if (opts->all) {
+		pr_err("--all is currently unsupported for trace.dat output.\n");
+		goto err;
+	}
+	if (opts->tod) {
+		pr_err("--tod is currently unsupported for trace.dat output.\n");
+		goto err;
+	}
+	if (c.wopts.version != 6 && c.wopts.version != 7) {
+		pr_err("trace.dat version must be 6 or 7.\n");
+		goto err;
+	}
+	if (parse_compression(opts->trace_dat_compression,
+			      &c.wopts.compression))
+		goto err;
+	if (c.wopts.version == 6 && c.wopts.compression != TDW_COMP_NONE) {
+		pr_err("trace.dat version 6 cannot be compressed.\n");
+		goto err;
+	}
+
+	/*
+	 * Reserve the name without --force; the data goes to a temporary
+	 * file that is renamed over it only when complete.
+	 */
+	if (!opts->force) {
+		fd = open(output_name, O_CREAT | O_EXCL | O_WRONLY, 0666);
+		if (fd == -1) {
+			if (errno == EEXIST)
+				pr_err("Output file exists. Use --force to overwrite it.\n");
+			else
+				pr_err("Cannot create output file %s: %s\n",
+				       output_name, strerror(errno));
+			goto err;
+		}
+		close(fd);
+		placeholder = true;
+	}
+	dir_copy = strdup(output_name);
+	if (!dir_copy || asprintf(&tmp_name, "%s.tmpXXXXXX", output_name) < 0) {
+		tmp_name = NULL;
+		goto err_placeholder;
+	}
+	c.wopts.tmpdir = dirname(dir_copy);
+	fd = mkstemp(tmp_name);
+	if (fd == -1) {
+		pr_err("Cannot create %s: %s\n", tmp_name, strerror(errno));
+		zfree(&tmp_name);
+		goto err_placeholder;
+	}
+	mask = umask(0);
+	umask(mask);
+	fchmod(fd, 0666 & ~mask);
+	out = fdopen(fd, "w");
+	if (!out) {
+		close(fd);
+		goto err_unlink;
+	}
+
+	session = perf_session__new(&data, &c.tool);
+	if (IS_ERR(session)) {
+		pr_err("Error creating perf session for %s\n", input_name);
+		goto err_fclose;
+	}
+	c.session = session;
+
+	if (!perf_data__is_pipe(&data) &&
+	    perf_header__has_feat(&session->header, HEADER_TRACING_DATA) &&
+	    perf_header__process_sections(&session->header,
+					  perf_data__fd(&data), &c,
+					  read_tracing_feature) < 0) {
+		pr_err("%s: cannot read the tracing data\n", input_name);
+		goto err_session_delete;
+	}
+
+	if (opts->time_str &&
+	    perf_time__parse_for_ranges(opts->time_str, session,
+					&c.ptime_range, &c.range_size,
+					&c.range_num) < 0)
+		goto err_session_delete;
+
+	ret = perf_session__process_events(session);
+	if (!ret && !c.err)
+		ret = create_writer(&c);
+	if (ret || c.err) {
+		if (!c.err)
+			pr_err("%s: cannot process the input (%d)\n", input_name,
+			       ret);
+		ret = -1;
+		goto err_session_delete;
+	}
+
+	ret = machine__for_each_thread(&session->machines.host,
+				       add_thread_cmdline, &c);
+	if (!ret)
+		ret = tdw__finish(c.w, out);
+	if (ret) {
+		pr_err("Error writing %s: %s\n", output_name, strerror(-ret));
+		ret = -1;
+		goto err_session_delete;
+	}
+	if (fclose(out) || rename(tmp_name, output_name)) {
+		out = NULL;
+		pr_err("Error writing %s: %s\n", output_name, strerror(errno));
+		ret = -1;
+		goto err_session_delete;
+	}
+
+	st = tdw__stats(c.w);
+	fprintf(stderr,
+		"[ perf data convert: Converted '%s' into trace.dat v%d (%s) '%s': %" PRIu64
+		" events (%" PRIu64 " tracepoint, %" PRIu64 " synthetic), %" PRIu64
+		" pages, %" PRIu64 " skipped, %" PRIu64 " dropped ]\n",
+		data.path, c.wopts.version,
+		opts->trace_dat_compression ?: "none", output_name, st->events,
+		c.tracepoints, c.synthesized, st->pages, c.skipped,
+		c.dropped + st->dropped_too_big);
+	perf_session__delete(session);
+	ret = 0;
+	goto out;
+
+err_session_delete:
+	perf_session__delete(session);
+err_fclose:
+	if (out)
+		fclose(out);
+err_unlink:
+	unlink(tmp_name);
+err_placeholder:
+	if (placeholder)
+		unlink(output_name);
+err:
+	ret = -1;
+out:
+	tdw__delete(c.w);
+	free(c.tracing_data);
+	free(c.ptime_range);
+	free(tmp_name);
+	free(dir_copy);
+	return ret;
+}

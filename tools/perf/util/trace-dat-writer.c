@@ -1,0 +1,1179 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * trace.dat (trace-cmd file format v6/v7) writer.
+ *
+ * The file layout follows trace-cmd's trace-cmd.dat.v6(5) and
+ * trace-cmd.dat.v7(5); the page and event encoding follows the kernel's
+ * ring buffer (include/linux/ring_buffer.h, kernel/trace/ring_buffer.c)
+ * as read back by libtraceevent's kbuffer-parse.c.
+ *
+ * Every number is written in the byte order of the recording, which is
+ * the byte order of the tracing data perf saved in perf.data, so the
+ * metadata can be copied verbatim.
+ */
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <byteswap.h>
+#include <sys/types.h>
+#include <linux/compiler.h>
+#include <linux/kernel.h>
+#include <linux/zalloc.h>
+
+#ifdef HAVE_ZSTD_SUPPORT
+#include <zstd.h>
+#endif
+#ifdef HAVE_ZLIB_SUPPORT
+#include <zlib.h>
+#endif
+
+#include "debug.h"
+#include "trace-dat-writer.h"
+
+#define TDW_MAGIC		"\027\010\104tracing"
+#define TDW_MAGIC_LEN		10
+
+/* Section and option ids, trace-cmd.dat.v7(5). */
+#define TDW_OPT_DONE		0
+#define TDW_OPT_BUFFER		3
+#define TDW_OPT_TRACECLOCK	4
+#define TDW_OPT_CPUCOUNT	8
+#define TDW_OPT_VERSION		9
+#define TDW_OPT_STRINGS		15
+#define TDW_OPT_HEADER_INFO	16
+#define TDW_OPT_FTRACE_EVENTS	17
+#define TDW_OPT_EVENT_FORMATS	18
+#define TDW_OPT_KALLSYMS	19
+#define TDW_OPT_PRINTK		20
+#define TDW_OPT_CMDLINES	21
+
+#define TDW_SEC_COMPRESSED	1
+
+/* Ring buffer event header, include/linux/ring_buffer.h. */
+#define RB_TYPE_PADDING		29
+#define RB_TYPE_TIME_EXTEND	30
+#define RB_TS_SHIFT		27
+#define RB_TS_MASK		((1ULL << RB_TS_SHIFT) - 1)
+#define RB_MAX_SMALL_DATA	(28 * 4)
+#define RB_MISSED_EVENTS	(1UL << 31)
+
+/* trace-cmd compresses flyrecord data in chunks of this many pages. */
+#define TDW_CHUNK_PAGES		10
+
+#define TDW_ALIGN(x, a)		(((x) + (a) - 1) / (a) * (a))
+
+struct tdw_buf {
+	u8	*data;
+	size_t	len;
+	size_t	cap;
+	bool	failed;
+};
+
+struct tdw_cpu {
+	u8	*page;
+	u32	used;		/* bytes of event data on the page */
+	u64	page_ts;
+	u64	last_ts;
+	bool	active;		/* page holds at least one event */
+	bool	missed;		/* flag the next page MISSED_EVENTS */
+	int	fd;		/* unlinked spill file, -1 = none yet */
+	u64	size;		/* bytes in the spill file */
+};
+
+struct tdw {
+	struct tdw_opts		opts;
+	struct tdw_stats	stats;
+	bool			file_be;
+	bool			swap;
+	int			long_size;
+	u32			page_size;
+	u32			data_offset;	/* of events in a page */
+	u32			commit_size;	/* size of the commit field */
+
+	/* Slices of the tracing data, in the recording's byte order. */
+	const u8		*header_page;
+	u64			header_page_size;
+	const u8		*header_event;
+	u64			header_event_size;
+	const u8		*ftrace;	/* u32 count + files */
+	size_t			ftrace_len;
+	const u8		*events;	/* systems after the u32 count */
+	size_t			events_len;
+	u32			nr_systems;
+	const u8		*kallsyms;
+	u32			kallsyms_size;
+	const u8		*printk;
+	u32			printk_size;
+	const u8		*saved_cmdlines;
+	u64			saved_cmdlines_size;
+	unsigned int		max_id;
+
+	struct tdw_buf		synth;		/* "perf" system formats */
+	u32			nr_synth;
+	struct tdw_buf		cmdlines;
+
+	struct tdw_cpu		*cpus;
+	unsigned int		nr_cpus;
+	u8			*tmp_page;
+};
+
+static bool host_is_be(void)
+{
+	unsigned int v = 1;
+
+	return *(unsigned char *)&v == 0;
+}
+
+void tdw__put16(const struct tdw *w, void *dst, u16 val)
+{
+	if (w->swap)
+		val = bswap_16(val);
+	memcpy(dst, &val, sizeof(val));
+}
+
+void tdw__put32(const struct tdw *w, void *dst, u32 val)
+{
+	if (w->swap)
+		val = bswap_32(val);
+	memcpy(dst, &val, sizeof(val));
+}
+
+void tdw__put64(const struct tdw *w, void *dst, u64 val)
+{
+	if (w->swap)
+		val = bswap_64(val);
+	memcpy(dst, &val, sizeof(val));
+}
+
+static u32 get32(const struct tdw *w, const u8 *src)
+{
+	u32 val;
+
+	memcpy(&val, src, sizeof(val));
+	return w->swap ? bswap_32(val) : val;
+}
+
+static u64 get64(const struct tdw *w, const u8 *src)
+{
+	u64 val;
+
+	memcpy(&val, src, sizeof(val));
+	return w->swap ? bswap_64(val) : val;
+}
+
+bool tdw__file_bigendian(const struct tdw *w)
+{
+	return w->file_be;
+}
+
+int tdw__long_size(const struct tdw *w)
+{
+	return w->long_size;
+}
+
+unsigned int tdw__next_free_id(const struct tdw *w)
+{
+	return w->max_id + 1 + w->nr_synth;
+}
+
+const struct tdw_stats *tdw__stats(const struct tdw *w)
+{
+	return &w->stats;
+}
+
+/* Growable byte buffer; errors are sticky and checked once at the end. */
+static void buf_add(struct tdw_buf *b, const void *data, size_t len)
+{
+	if (b->failed)
+		return;
+	if (b->len + len > b->cap) {
+		size_t cap = max(b->cap * 2, b->len + len + 256);
+		u8 *n = realloc(b->data, cap);
+
+		if (!n) {
+			b->failed = true;
+			return;
+		}
+		b->data = n;
+		b->cap = cap;
+	}
+	memcpy(b->data + b->len, data, len);
+	b->len += len;
+}
+
+static void buf_add16(const struct tdw *w, struct tdw_buf *b, u16 val)
+{
+	u8 tmp[2];
+
+	tdw__put16(w, tmp, val);
+	buf_add(b, tmp, sizeof(tmp));
+}
+
+static void buf_add32(const struct tdw *w, struct tdw_buf *b, u32 val)
+{
+	u8 tmp[4];
+
+	tdw__put32(w, tmp, val);
+	buf_add(b, tmp, sizeof(tmp));
+}
+
+static void buf_add64(const struct tdw *w, struct tdw_buf *b, u64 val)
+{
+	u8 tmp[8];
+
+	tdw__put64(w, tmp, val);
+	buf_add(b, tmp, sizeof(tmp));
+}
+
+static void buf_addstr(struct tdw_buf *b, const char *s)
+{
+	buf_add(b, s, strlen(s) + 1);
+}
+
+static void buf_free(struct tdw_buf *b)
+{
+	zfree(&b->data);
+	b->len = b->cap = 0;
+}
+
+/* Bounds-checked cursor over the tracing data. */
+struct cursor {
+	const struct tdw	*w;
+	const u8		*p;
+	const u8		*end;
+};
+
+static const u8 *cur_take(struct cursor *c, u64 len)
+{
+	const u8 *p = c->p;
+
+	if (!p || len > (u64)(c->end - c->p)) {
+		c->p = NULL;
+		return NULL;
+	}
+	c->p += len;
+	return p;
+}
+
+static u32 cur32(struct cursor *c)
+{
+	const u8 *p = cur_take(c, 4);
+
+	return p ? get32(c->w, p) : 0;
+}
+
+static u64 cur64(struct cursor *c)
+{
+	const u8 *p = cur_take(c, 8);
+
+	return p ? get64(c->w, p) : 0;
+}
+
+static const char *cur_str(struct cursor *c)
+{
+	const u8 *p = c->p, *nul;
+
+	if (!p)
+		return NULL;
+	nul = memchr(p, 0, c->end - p);
+	if (!nul) {
+		c->p = NULL;
+		return NULL;
+	}
+	c->p = nul + 1;
+	return (const char *)p;
+}
+
+/* Look up "field: ... <name>;\toffset:N;\tsize:N;" in header_page. */
+static int header_page_field(const u8 *text, u64 len, const char *name,
+			     unsigned int *offset, unsigned int *size)
+{
+	char *s = strndup((const char *)text, len), *line, *save = NULL;
+	int ret = -1;
+
+	if (!s)
+		return -1;
+	for (line = strtok_r(s, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *semi = strchr(line, ';'), *o, *z;
+		size_t nlen = strlen(name);
+
+		if (!strstr(line, "field:") || !semi ||
+		    (size_t)(semi - line) < nlen ||
+		    strncmp(semi - nlen, name, nlen) ||
+		    isalnum((unsigned char)semi[-(int)nlen - 1]))
+			continue;
+		o = strstr(semi, "offset:");
+		z = strstr(semi, "size:");
+		if (!o || !z)
+			break;
+		*offset = strtoul(o + 7, NULL, 0);
+		*size = strtoul(z + 5, NULL, 0);
+		ret = 0;
+		break;
+	}
+	free(s);
+	return ret;
+}
+
+static unsigned int format_id(const u8 *text, u64 len)
+{
+	const char *id = memmem(text, len, "\nID: ", 5);
+
+	if (!id)
+		return 0;
+	return strtoul(id + 5, NULL, 10);
+}
+
+static int parse_tracing_data(struct tdw *w, const u8 *data, size_t size)
+{
+	struct cursor c = { .w = w, .p = data, .end = data + size };
+	const char *version;
+	const u8 *p, *start;
+	unsigned int off, sz;
+	u32 n, i, j;
+
+	p = cur_take(&c, TDW_MAGIC_LEN);
+	if (!p || memcmp(p, TDW_MAGIC, TDW_MAGIC_LEN)) {
+		pr_err("trace.dat: tracing data has a bad magic\n");
+		return -1;
+	}
+	version = cur_str(&c);
+	p = cur_take(&c, 2);
+	if (!version || !p)
+		goto truncated;
+	w->file_be = p[0];
+	w->long_size = p[1];
+	w->swap = w->file_be != host_is_be();
+	w->page_size = cur32(&c);
+
+	p = cur_take(&c, 12);
+	if (!p || memcmp(p, "header_page", 12))
+		goto truncated;
+	w->header_page_size = cur64(&c);
+	w->header_page = cur_take(&c, w->header_page_size);
+	p = cur_take(&c, 13);
+	if (!p || memcmp(p, "header_event", 13))
+		goto truncated;
+	w->header_event_size = cur64(&c);
+	w->header_event = cur_take(&c, w->header_event_size);
+
+	w->ftrace = c.p;
+	n = cur32(&c);
+	for (i = 0; i < n && c.p; i++)
+		cur_take(&c, cur64(&c));
+	if (!c.p)
+		goto truncated;
+	w->ftrace_len = c.p - w->ftrace;
+
+	w->nr_systems = cur32(&c);
+	w->events = start = c.p;
+	for (i = 0; i < w->nr_systems && c.p; i++) {
+		cur_str(&c);
+		n = cur32(&c);
+		for (j = 0; j < n && c.p; j++) {
+			u64 len = cur64(&c);
+
+			p = cur_take(&c, len);
+			if (p)
+				w->max_id = max(w->max_id, format_id(p, len));
+		}
+	}
+	if (!c.p)
+		goto truncated;
+	w->events_len = c.p - start;
+
+	w->kallsyms_size = cur32(&c);
+	w->kallsyms = cur_take(&c, w->kallsyms_size);
+	w->printk_size = cur32(&c);
+	w->printk = cur_take(&c, w->printk_size);
+	if (!c.p)
+		goto truncated;
+	if (strtod(version, NULL) >= 0.6) {
+		w->saved_cmdlines_size = cur64(&c);
+		w->saved_cmdlines = cur_take(&c, w->saved_cmdlines_size);
+		if (!c.p)
+			goto truncated;
+	}
+
+	if (w->long_size != 4 && w->long_size != 8) {
+		pr_err("trace.dat: bad long size %d in tracing data\n",
+		       w->long_size);
+		return -1;
+	}
+	/* The commit field has the recording kernel's long size. */
+	if (header_page_field(w->header_page, w->header_page_size, "commit",
+			      &off, &sz) || (sz != 4 && sz != 8)) {
+		pr_err("trace.dat: no commit field in header_page\n");
+		return -1;
+	}
+	w->commit_size = sz;
+	if (header_page_field(w->header_page, w->header_page_size, "data",
+			      &off, &sz) || off < 8 + w->commit_size ||
+	    !w->page_size || off >= w->page_size) {
+		pr_err("trace.dat: no data field in header_page\n");
+		return -1;
+	}
+	w->data_offset = off;
+	return 0;
+
+truncated:
+	pr_err("trace.dat: truncated or corrupt tracing data\n");
+	return -1;
+}
+
+struct tdw *tdw__new(const void *tracing_data, size_t size,
+		     const struct tdw_opts *opts)
+{
+	struct tdw *w = zalloc(sizeof(*w));
+
+	if (!w)
+		return NULL;
+	w->opts = *opts;
+	if (parse_tracing_data(w, tracing_data, size))
+		goto out_free;
+	w->nr_cpus = max(opts->nr_cpus, 1);
+	w->cpus = calloc(w->nr_cpus, sizeof(*w->cpus));
+	w->tmp_page = malloc(w->page_size);
+	if (!w->cpus || !w->tmp_page)
+		goto out_free;
+	for (unsigned int i = 0; i < w->nr_cpus; i++)
+		w->cpus[i].fd = -1;
+	return w;
+
+out_free:
+	tdw__delete(w);
+	return NULL;
+}
+
+void tdw__delete(struct tdw *w)
+{
+	if (!w)
+		return;
+	for (unsigned int i = 0; w->cpus && i < w->nr_cpus; i++) {
+		free(w->cpus[i].page);
+		if (w->cpus[i].fd >= 0)
+			close(w->cpus[i].fd);
+	}
+	free(w->cpus);
+	free(w->tmp_page);
+	buf_free(&w->synth);
+	buf_free(&w->cmdlines);
+	free(w);
+}
+
+int tdw__add_synthetic_format(struct tdw *w, const char *format)
+{
+	buf_add64(w, &w->synth, strlen(format));
+	buf_add(&w->synth, format, strlen(format));
+	w->nr_synth++;
+	return w->synth.failed ? -ENOMEM : 0;
+}
+
+int tdw__add_cmdline(struct tdw *w, int pid, const char *comm)
+{
+	char line[64];
+	int n = snprintf(line, sizeof(line), "%d %s\n", pid, comm);
+
+	buf_add(&w->cmdlines, line, min_t(size_t, n, sizeof(line) - 1));
+	return w->cmdlines.failed ? -ENOMEM : 0;
+}
+
+static int cpu_spill_open(struct tdw *w, struct tdw_cpu *cpu)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/.perf-trace-dat-XXXXXX",
+		 w->opts.tmpdir ?: "/tmp");
+	cpu->fd = mkstemp(path);
+	if (cpu->fd < 0) {
+		pr_err("trace.dat: cannot create temporary file %s: %s\n",
+		       path, strerror(errno));
+		return -errno;
+	}
+	unlink(path);
+	return 0;
+}
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const u8 *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* Finish the current page of @cpu and append it to its spill file. */
+static int cpu_flush_page(struct tdw *w, struct tdw_cpu *cpu)
+{
+	u64 commit = cpu->used;
+	u8 *page = cpu->page;
+
+	if (!cpu->active)
+		return 0;
+	if (cpu->missed) {
+		commit |= RB_MISSED_EVENTS;
+		cpu->missed = false;
+		w->stats.missed_pages++;
+	}
+	tdw__put64(w, page, cpu->page_ts);
+	if (w->commit_size == 8)
+		tdw__put64(w, page + 8, commit);
+	else
+		tdw__put32(w, page + 8, commit);
+	memset(page + w->data_offset + cpu->used, 0,
+	       w->page_size - w->data_offset - cpu->used);
+
+	if (cpu->fd < 0 && cpu_spill_open(w, cpu))
+		return -1;
+	if (write_all(cpu->fd, page, w->page_size)) {
+		pr_err("trace.dat: writing temporary file: %s\n",
+		       strerror(errno));
+		return -1;
+	}
+	cpu->size += w->page_size;
+	cpu->active = false;
+	cpu->used = 0;
+	w->stats.pages++;
+	return 0;
+}
+
+static u32 event_header(const struct tdw *w, u32 type_len, u32 delta)
+{
+	if (w->file_be)
+		return type_len << 27 | (delta & RB_TS_MASK);
+	return (delta & RB_TS_MASK) << 5 | type_len;
+}
+
+static struct tdw_cpu *get_cpu(struct tdw *w, unsigned int nr)
+{
+	struct tdw_cpu *cpus;
+
+	if (nr < w->nr_cpus)
+		return &w->cpus[nr];
+	if (nr > 65535)
+		return NULL;
+	cpus = realloc(w->cpus, (nr + 1) * sizeof(*cpus));
+	if (!cpus)
+		return NULL;
+	memset(cpus + w->nr_cpus, 0, (nr + 1 - w->nr_cpus) * sizeof(*cpus));
+	for (unsigned int i = w->nr_cpus; i <= nr; i++)
+		cpus[i].fd = -1;
+	w->cpus = cpus;
+	w->nr_cpus = nr + 1;
+	return &cpus[nr];
+}
+
+int tdw__add_event(struct tdw *w, unsigned int nr, u64 ts,
+		   const void *payload, u32 size)
+{
+	u32 len = TDW_ALIGN(size, 4), need, hdr, room;
+	struct tdw_cpu *cpu = get_cpu(w, nr);
+	u64 delta;
+	u8 *p;
+
+	if (!cpu)
+		return -ENOMEM;
+	if (!cpu->page) {
+		cpu->page = malloc(w->page_size);
+		if (!cpu->page)
+			return -ENOMEM;
+	}
+	/* A large event stores its length + 4 in array[0]. */
+	hdr = (len && len <= RB_MAX_SMALL_DATA) ? 4 : 8;
+	room = w->page_size - w->data_offset;
+	if (hdr + len > room) {
+		w->stats.dropped_too_big++;
+		return 0;
+	}
+	if (cpu->active && ts < cpu->last_ts) {
+		w->stats.out_of_order++;
+		ts = cpu->last_ts;
+	}
+	delta = cpu->active ? ts - cpu->last_ts : 0;
+	need = hdr + len + (delta > RB_TS_MASK ? 8 : 0);
+	if (cpu->active && cpu->used + need > room) {
+		if (cpu_flush_page(w, cpu))
+			return -EIO;
+	}
+	if (!cpu->active) {
+		cpu->active = true;
+		cpu->page_ts = ts;
+		cpu->last_ts = ts;
+		delta = 0;
+	}
+
+	p = cpu->page + w->data_offset + cpu->used;
+	if (delta > RB_TS_MASK) {
+		tdw__put32(w, p, event_header(w, RB_TYPE_TIME_EXTEND, delta));
+		tdw__put32(w, p + 4, delta >> RB_TS_SHIFT);
+		p += 8;
+		cpu->used += 8;
+		delta = 0;
+		w->stats.time_extends++;
+	}
+	if (hdr == 4) {
+		tdw__put32(w, p, event_header(w, len / 4, delta));
+	} else {
+		tdw__put32(w, p, event_header(w, 0, delta));
+		tdw__put32(w, p + 4, len + 4);
+		w->stats.large_events++;
+	}
+	memcpy(p + hdr, payload, size);
+	memset(p + hdr + size, 0, len - size);
+	cpu->used += hdr + len;
+	cpu->last_ts = ts;
+	w->stats.events++;
+	return 0;
+}
+
+void tdw__mark_lost(struct tdw *w, unsigned int nr)
+{
+	struct tdw_cpu *cpu = get_cpu(w, nr);
+
+	if (!cpu)
+		return;
+	/* Events after the loss start a new page, as in the kernel. */
+	if (cpu_flush_page(w, cpu) == 0)
+		cpu->missed = true;
+}
+
+/* Output side: sequential writes with position tracking. */
+struct tdw_out {
+	FILE	*fp;
+	u64	pos;
+	int	err;
+};
+
+static void out_write(struct tdw_out *o, const void *data, size_t len)
+{
+	if (o->err || !len)
+		return;
+	if (fwrite(data, 1, len, o->fp) != len)
+		o->err = -errno ?: -EIO;
+	o->pos += len;
+}
+
+static void out_buf(struct tdw_out *o, const struct tdw_buf *b)
+{
+	if (b->failed)
+		o->err = -ENOMEM;
+	out_write(o, b->data, b->len);
+}
+
+static void out_zero(struct tdw_out *o, size_t len)
+{
+	static const u8 zeros[256];
+
+	while (len) {
+		size_t n = min(len, sizeof(zeros));
+
+		out_write(o, zeros, n);
+		len -= n;
+	}
+}
+
+static const char *comp_name(const struct tdw *w)
+{
+	switch (w->opts.compression) {
+	case TDW_COMP_ZLIB:
+		return "zlib";
+	case TDW_COMP_ZSTD:
+		return "zstd";
+	case TDW_COMP_NONE:
+	default:
+		return "none";
+	}
+}
+
+static const char *comp_version(const struct tdw *w)
+{
+	switch (w->opts.compression) {
+#ifdef HAVE_ZLIB_SUPPORT
+	case TDW_COMP_ZLIB:
+		return zlibVersion();
+#endif
+#ifdef HAVE_ZSTD_SUPPORT
+	case TDW_COMP_ZSTD:
+		return ZSTD_versionString();
+#endif
+	case TDW_COMP_NONE:
+	default:
+		return "";
+	}
+}
+
+/* Compress @in into @out (reset first); returns 0 or -errno. */
+static int compress_buf(const struct tdw *w, const void *in, size_t len,
+			struct tdw_buf *out)
+{
+	out->len = 0;
+	switch (w->opts.compression) {
+#ifdef HAVE_ZSTD_SUPPORT
+	case TDW_COMP_ZSTD: {
+		size_t bound = ZSTD_compressBound(len), ret;
+
+		buf_add(out, NULL, 0);
+		if (out->cap < bound) {
+			u8 *n = realloc(out->data, bound);
+
+			if (!n)
+				return -ENOMEM;
+			out->data = n;
+			out->cap = bound;
+		}
+		ret = ZSTD_compress(out->data, bound, in, len, 3);
+		if (ZSTD_isError(ret))
+			return -EINVAL;
+		out->len = ret;
+		return 0;
+	}
+#endif
+#ifdef HAVE_ZLIB_SUPPORT
+	case TDW_COMP_ZLIB: {
+		uLongf dlen = compressBound(len);
+
+		if (out->cap < dlen) {
+			u8 *n = realloc(out->data, dlen);
+
+			if (!n)
+				return -ENOMEM;
+			out->data = n;
+			out->cap = dlen;
+		}
+		if (compress2(out->data, &dlen, in, len, Z_BEST_COMPRESSION) !=
+		    Z_OK)
+			return -EINVAL;
+		out->len = dlen;
+		return 0;
+	}
+#endif
+	case TDW_COMP_NONE:
+	default:
+		return -EINVAL;
+	}
+}
+
+/* Section descriptions, offsets into the STRINGS section. */
+static const char * const tdw_strings[] = {
+	"options", "headers", "ftrace events", "events format", "kallsyms",
+	"printk", "command lines", "flyrecord",
+};
+
+static u32 string_id(unsigned int idx)
+{
+	u32 off = 0;
+
+	for (unsigned int i = 0; i < idx; i++)
+		off += strlen(tdw_strings[i]) + 1;
+	return off;
+}
+
+static void section_header(const struct tdw *w, struct tdw_out *o, u16 id,
+			   u16 flags, u32 desc, u64 size)
+{
+	u8 hdr[16];
+
+	tdw__put16(w, hdr, id);
+	tdw__put16(w, hdr + 2, flags);
+	tdw__put32(w, hdr + 4, desc);
+	tdw__put64(w, hdr + 8, size);
+	out_write(o, hdr, sizeof(hdr));
+}
+
+/* Write a v7 section; returns the offset of its header. */
+static u64 write_section(const struct tdw *w, struct tdw_out *o, u16 id,
+			 unsigned int desc, const struct tdw_buf *body)
+{
+	u64 start = o->pos;
+	struct tdw_buf z = { 0 };
+	u8 sizes[8];
+
+	if (body->failed)
+		o->err = -ENOMEM;
+	if (w->opts.compression == TDW_COMP_NONE || id == TDW_OPT_STRINGS) {
+		section_header(w, o, id, 0, string_id(desc), body->len);
+		out_buf(o, body);
+		return start;
+	}
+	if (compress_buf(w, body->data, body->len, &z)) {
+		o->err = -EINVAL;
+		buf_free(&z);
+		return start;
+	}
+	section_header(w, o, id, TDW_SEC_COMPRESSED, string_id(desc),
+		       z.len + 8);
+	tdw__put32(w, sizes, z.len);
+	tdw__put32(w, sizes + 4, body->len);
+	out_write(o, sizes, sizeof(sizes));
+	out_buf(o, &z);
+	buf_free(&z);
+	return start;
+}
+
+static void body_header_info(const struct tdw *w, struct tdw_buf *b)
+{
+	buf_add(b, "header_page", 12);
+	buf_add64(w, b, w->header_page_size);
+	buf_add(b, w->header_page, w->header_page_size);
+	buf_add(b, "header_event", 13);
+	buf_add64(w, b, w->header_event_size);
+	buf_add(b, w->header_event, w->header_event_size);
+}
+
+static void body_events(const struct tdw *w, struct tdw_buf *b)
+{
+	buf_add32(w, b, w->nr_systems + (w->nr_synth ? 1 : 0));
+	buf_add(b, w->events, w->events_len);
+	if (w->nr_synth) {
+		buf_addstr(b, "perf");
+		buf_add32(w, b, w->nr_synth);
+		buf_add(b, w->synth.data, w->synth.len);
+		if (w->synth.failed)
+			b->failed = true;
+	}
+}
+
+static void body_kallsyms(const struct tdw *w, struct tdw_buf *b)
+{
+	buf_add32(w, b, w->kallsyms_size);
+	buf_add(b, w->kallsyms, w->kallsyms_size);
+}
+
+static void body_printk(const struct tdw *w, struct tdw_buf *b)
+{
+	buf_add32(w, b, w->printk_size);
+	buf_add(b, w->printk, w->printk_size);
+}
+
+/*
+ * Command lines seen by perf (COMM events, thread names) come first:
+ * libtraceevent keeps the first name registered for a pid.
+ */
+static void body_cmdlines(const struct tdw *w, struct tdw_buf *b)
+{
+	buf_add64(w, b, w->cmdlines.len + w->saved_cmdlines_size);
+	buf_add(b, w->cmdlines.data, w->cmdlines.len);
+	buf_add(b, w->saved_cmdlines, w->saved_cmdlines_size);
+	if (w->cmdlines.failed)
+		b->failed = true;
+}
+
+/* Copy the spill file of @cpu to the output. */
+static void copy_cpu(struct tdw *w, struct tdw_out *o, struct tdw_cpu *cpu)
+{
+	u64 left = cpu->size;
+
+	if (!left || o->err)
+		return;
+	if (lseek(cpu->fd, 0, SEEK_SET) < 0) {
+		o->err = -errno;
+		return;
+	}
+	while (left && !o->err) {
+		ssize_t n = read(cpu->fd, w->tmp_page, w->page_size);
+
+		if (n != (ssize_t)w->page_size) {
+			o->err = -EIO;
+			return;
+		}
+		out_write(o, w->tmp_page, n);
+		left -= n;
+	}
+}
+
+/*
+ * Compressed flyrecord data of one CPU: u32 chunk count, then per chunk
+ * u32 compressed size, u32 uncompressed size and the data.
+ */
+static int compress_cpu(struct tdw *w, struct tdw_cpu *cpu,
+			struct tdw_buf *out)
+{
+	u64 pages = cpu->size / w->page_size, done = 0;
+	struct tdw_buf raw = { 0 }, z = { 0 };
+	int ret = 0;
+
+	out->len = 0;
+	if (!pages)
+		return 0;
+	buf_add32(w, out, DIV_ROUND_UP(pages, TDW_CHUNK_PAGES));
+	if (lseek(cpu->fd, 0, SEEK_SET) < 0)
+		return -errno;
+	while (done < pages && !ret) {
+		u64 n = min_t(u64, pages - done, TDW_CHUNK_PAGES);
+
+		raw.len = 0;
+		for (u64 i = 0; i < n; i++) {
+			if (read(cpu->fd, w->tmp_page, w->page_size) !=
+			    (ssize_t)w->page_size) {
+				ret = -EIO;
+				break;
+			}
+			buf_add(&raw, w->tmp_page, w->page_size);
+		}
+		if (ret || raw.failed || compress_buf(w, raw.data, raw.len, &z)) {
+			ret = ret ?: -ENOMEM;
+			break;
+		}
+		buf_add32(w, out, z.len);
+		buf_add32(w, out, raw.len);
+		buf_add(out, z.data, z.len);
+		done += n;
+	}
+	if (out->failed)
+		ret = -ENOMEM;
+	buf_free(&raw);
+	buf_free(&z);
+	return ret;
+}
+
+struct cpu_place {
+	u64	offset;
+	u64	size;
+};
+
+static void build_options(const struct tdw *w, struct tdw_buf *b,
+			  const u64 *sec, u64 fly_off,
+			  const struct cpu_place *place)
+{
+	static const u16 ids[] = {
+		TDW_OPT_HEADER_INFO, TDW_OPT_FTRACE_EVENTS,
+		TDW_OPT_EVENT_FORMATS, TDW_OPT_KALLSYMS, TDW_OPT_PRINTK,
+		TDW_OPT_CMDLINES,
+	};
+	const char *clock = w->opts.clock ?: "local";
+	const char *version = "perf data convert";
+	unsigned int i;
+
+	b->len = 0;
+	for (i = 0; i < ARRAY_SIZE(ids); i++) {
+		buf_add16(w, b, ids[i]);
+		buf_add32(w, b, 8);
+		buf_add64(w, b, sec[i]);
+	}
+	buf_add16(w, b, TDW_OPT_CPUCOUNT);
+	buf_add32(w, b, 4);
+	buf_add32(w, b, w->nr_cpus);
+	buf_add16(w, b, TDW_OPT_TRACECLOCK);
+	buf_add32(w, b, 0);
+	buf_add16(w, b, TDW_OPT_VERSION);
+	buf_add32(w, b, strlen(version) + 1);
+	buf_addstr(b, version);
+
+	buf_add16(w, b, TDW_OPT_BUFFER);
+	buf_add32(w, b, 8 + 1 + strlen(clock) + 1 + 4 + 4 + w->nr_cpus * 20);
+	buf_add64(w, b, fly_off);
+	buf_addstr(b, "");
+	buf_addstr(b, clock);
+	buf_add32(w, b, w->page_size);
+	buf_add32(w, b, w->nr_cpus);
+	for (i = 0; i < w->nr_cpus; i++) {
+		buf_add32(w, b, i);
+		buf_add64(w, b, place[i].offset);
+		buf_add64(w, b, place[i].size);
+	}
+	buf_add16(w, b, TDW_OPT_DONE);
+	buf_add32(w, b, 8);
+	buf_add64(w, b, 0);
+}
+
+static void write_initial_header(const struct tdw *w, struct tdw_out *o,
+				 const char *version)
+{
+	u8 tmp[4];
+
+	out_write(o, TDW_MAGIC, TDW_MAGIC_LEN);
+	out_write(o, version, strlen(version) + 1);
+	tmp[0] = w->file_be;
+	tmp[1] = w->long_size;
+	out_write(o, tmp, 2);
+	tdw__put32(w, tmp, w->page_size);
+	out_write(o, tmp, 4);
+}
+
+static int finish_v7(struct tdw *w, struct tdw_out *o)
+{
+	void (*bodies[])(const struct tdw *, struct tdw_buf *) = {
+		body_header_info, body_events, body_kallsyms, body_printk,
+		body_cmdlines,
+	};
+	static const u16 body_ids[] = {
+		TDW_OPT_HEADER_INFO, TDW_OPT_EVENT_FORMATS, TDW_OPT_KALLSYMS,
+		TDW_OPT_PRINTK, TDW_OPT_CMDLINES,
+	};
+	static const unsigned int body_desc[] = { 1, 3, 4, 5, 6 };
+	bool compressed = w->opts.compression != TDW_COMP_NONE;
+	struct tdw_buf b = { 0 }, opts = { 0 }, *zcpu = NULL;
+	struct cpu_place *place;
+	u64 sec[6], opt_ptr, opt_off, fly_off, data_off, fly_size = 0;
+	unsigned int i;
+	u8 tmp[8];
+
+	place = calloc(w->nr_cpus, sizeof(*place));
+	if (!place)
+		return -ENOMEM;
+
+	write_initial_header(w, o, "7");
+	out_write(o, comp_name(w), strlen(comp_name(w)) + 1);
+	out_write(o, comp_version(w), strlen(comp_version(w)) + 1);
+	opt_ptr = o->pos;
+	out_zero(o, 8);
+
+	/* HEADER_INFO, then FTRACE_EVENTS, then the others. */
+	for (i = 0; i < ARRAY_SIZE(bodies); i++) {
+		b.len = 0;
+		bodies[i](w, &b);
+		sec[i == 0 ? 0 : i + 1] = write_section(w, o, body_ids[i],
+							body_desc[i], &b);
+		if (i == 0) {
+			struct tdw_buf f = { 0 };
+
+			buf_add(&f, w->ftrace, w->ftrace_len);
+			sec[1] = write_section(w, o, TDW_OPT_FTRACE_EVENTS, 2,
+					       &f);
+			buf_free(&f);
+		}
+	}
+
+	/* Flyrecord placement needs the options size, which is fixed. */
+	if (compressed) {
+		zcpu = calloc(w->nr_cpus, sizeof(*zcpu));
+		if (!zcpu) {
+			o->err = -ENOMEM;
+			goto out;
+		}
+		for (i = 0; i < w->nr_cpus && !o->err; i++) {
+			int ret = compress_cpu(w, &w->cpus[i], &zcpu[i]);
+
+			if (ret)
+				o->err = ret;
+		}
+	}
+	build_options(w, &opts, sec, 0, place);
+	opt_off = o->pos;
+	fly_off = opt_off + 16 + opts.len;
+	data_off = fly_off + 16;
+	if (!compressed)
+		data_off = TDW_ALIGN(data_off, (u64)w->page_size);
+	fly_size = data_off - fly_off - 16;
+	for (i = 0; i < w->nr_cpus; i++) {
+		place[i].size = compressed ? zcpu[i].len : w->cpus[i].size;
+		place[i].offset = fly_off + 16 + fly_size;
+		fly_size += place[i].size;
+	}
+	build_options(w, &opts, sec, fly_off, place);
+	section_header(w, o, TDW_OPT_DONE, 0, string_id(0), opts.len);
+	out_buf(o, &opts);
+
+	section_header(w, o, TDW_OPT_BUFFER,
+		       compressed ? TDW_SEC_COMPRESSED : 0, string_id(7),
+		       fly_size);
+	out_zero(o, data_off - o->pos);
+	for (i = 0; i < w->nr_cpus; i++) {
+		if (compressed)
+			out_buf(o, &zcpu[i]);
+		else
+			copy_cpu(w, o, &w->cpus[i]);
+	}
+
+	b.len = 0;
+	for (i = 0; i < ARRAY_SIZE(tdw_strings); i++)
+		buf_addstr(&b, tdw_strings[i]);
+	write_section(w, o, TDW_OPT_STRINGS, 0, &b);
+
+	if (!o->err) {
+		tdw__put64(w, tmp, opt_off);
+		if (fflush(o->fp) || fseeko(o->fp, opt_ptr, SEEK_SET) ||
+		    fwrite(tmp, 1, 8, o->fp) != 8 ||
+		    fseeko(o->fp, 0, SEEK_END))
+			o->err = -errno ?: -EIO;
+	}
+out:
+	if (zcpu) {
+		for (i = 0; i < w->nr_cpus; i++)
+			buf_free(&zcpu[i]);
+		free(zcpu);
+	}
+	buf_free(&b);
+	buf_free(&opts);
+	free(place);
+	return o->err;
+}
+
+/*
+ * v6: the metadata in the order of the tracing data, cmdlines, the CPU
+ * count, options, "flyrecord" with per-CPU offsets and sizes, the trace
+ * clock, then page aligned CPU data.
+ */
+static int finish_v6(struct tdw *w, struct tdw_out *o)
+{
+	const char *clock = w->opts.clock ?: "local";
+	struct tdw_buf b = { 0 };
+	char clockstr[64];
+	u64 off;
+	unsigned int i;
+
+	write_initial_header(w, o, "6");
+	body_header_info(w, &b);
+	buf_add(&b, w->ftrace, w->ftrace_len);
+	body_events(w, &b);
+	body_kallsyms(w, &b);
+	body_printk(w, &b);
+	body_cmdlines(w, &b);
+	buf_add32(w, &b, w->nr_cpus);
+	buf_add(&b, "options  ", 10);
+	buf_add16(w, &b, TDW_OPT_TRACECLOCK);
+	buf_add32(w, &b, 0);
+	buf_add16(w, &b, TDW_OPT_DONE);
+	buf_add(&b, "flyrecord", 10);
+	out_buf(o, &b);
+
+	snprintf(clockstr, sizeof(clockstr), "[%s]", clock);
+	off = o->pos + w->nr_cpus * 16 + 8 + strlen(clockstr);
+	off = TDW_ALIGN(off, (u64)w->page_size);
+	b.len = 0;
+	for (i = 0; i < w->nr_cpus; i++) {
+		buf_add64(w, &b, w->cpus[i].size ? off : 0);
+		buf_add64(w, &b, w->cpus[i].size);
+		off += w->cpus[i].size;
+	}
+	buf_add64(w, &b, strlen(clockstr));
+	buf_add(&b, clockstr, strlen(clockstr));
+	out_buf(o, &b);
+	out_zero(o, TDW_ALIGN(o->pos, (u64)w->page_size) - o->pos);
+	for (i = 0; i < w->nr_cpus; i++)
+		copy_cpu(w, o, &w->cpus[i]);
+	buf_free(&b);
+	return o->err;
+}
+
+int tdw__finish(struct tdw *w, FILE *fp)
+{
+	struct tdw_out o = { .fp = fp };
+	int ret;
+
+	for (unsigned int i = 0; i < w->nr_cpus; i++) {
+		if (cpu_flush_page(w, &w->cpus[i]))
+			return -EIO;
+	}
+	if (w->opts.version == 6)
+		ret = finish_v6(w, &o);
+	else
+		ret = finish_v7(w, &o);
+	if (!ret && fflush(fp))
+		ret = -errno;
+	return ret;
+}

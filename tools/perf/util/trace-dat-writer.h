@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef __PERF_TRACE_DAT_WRITER_H
+#define __PERF_TRACE_DAT_WRITER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <linux/types.h>
+
+/*
+ * Streaming writer of trace-cmd trace.dat files (v6 and v7) built from
+ * the tracing data that perf stores in perf.data (header_page,
+ * header_event, ftrace and event formats, kallsyms, printk formats,
+ * saved_cmdlines) and raw tracepoint payloads.
+ *
+ * Events are framed into ftrace ring-buffer pages per CPU.  Full pages
+ * are written to an unlinked per-CPU temporary file as they fill, so
+ * memory use does not depend on the input size; tdw__finish()
+ * assembles the output file.
+ */
+
+enum tdw_compression {
+	TDW_COMP_NONE,
+	TDW_COMP_ZLIB,
+	TDW_COMP_ZSTD,
+};
+
+struct tdw_opts {
+	int			version;	/* 6 or 7 */
+	enum tdw_compression	compression;
+	const char		*clock;		/* ftrace clock name */
+	const char		*tmpdir;	/* where per-CPU spill files go */
+	int			nr_cpus;	/* CPUs of the recording */
+};
+
+struct tdw_stats {
+	u64	events;
+	u64	pages;
+	u64	time_extends;
+	u64	large_events;
+	u64	dropped_too_big;
+	u64	out_of_order;
+	u64	missed_pages;
+};
+
+struct tdw;
+
+struct tdw *tdw__new(const void *tracing_data, size_t size,
+		     const struct tdw_opts *opts);
+void tdw__delete(struct tdw *w);
+
+/* Parsed properties of the recording, for the caller. */
+bool tdw__file_bigendian(const struct tdw *w);
+int tdw__long_size(const struct tdw *w);
+/* First event id that is free for synthetic events. */
+unsigned int tdw__next_free_id(const struct tdw *w);
+
+/* Encoding helpers for payloads in the recording's byte order. */
+void tdw__put16(const struct tdw *w, void *dst, u16 val);
+void tdw__put32(const struct tdw *w, void *dst, u32 val);
+void tdw__put64(const struct tdw *w, void *dst, u64 val);
+
+/* Add an event format file of a synthetic event system ("perf"). */
+int tdw__add_synthetic_format(struct tdw *w, const char *format);
+
+int tdw__add_event(struct tdw *w, unsigned int cpu, u64 ts,
+		   const void *payload, u32 size);
+/* The next page of @cpu gets the MISSED_EVENTS flag. */
+void tdw__mark_lost(struct tdw *w, unsigned int cpu);
+int tdw__add_cmdline(struct tdw *w, int pid, const char *comm);
+
+int tdw__finish(struct tdw *w, FILE *out);
+const struct tdw_stats *tdw__stats(const struct tdw *w);
+
+#endif /* __PERF_TRACE_DAT_WRITER_H */
