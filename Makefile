@@ -1,0 +1,65 @@
+# SPDX-License-Identifier: GPL-2.0
+# The rig: Debian's linux-source-7.3 + patches/series + overlay -> built, booted,
+# tested kernels. Never copied into the kernel tree. `make help` lists the targets.
+
+ARCH ?= x86_64
+BASE ?= 0
+CMD ?=
+export ARCH BASE
+
+# Stages of `make check`, in order. Fragments in rig/mk/ append to it.
+CHECK_STAGES := deps tree rig-selftest lint kernel-x86_64 kernel-arm64 vm-x86_64 vm-arm64
+
+.PHONY: help deps tree kernel vm lint check run clean rig-selftest \
+	kernel-x86_64 kernel-arm64 vm-x86_64 vm-arm64
+
+help:
+	@echo 'Main commands:'
+	@echo '  make run                  build the patched kernel, boot it in QEMU, run the flow'
+	@echo '  make check                every test (what CI runs); ends with "N passed, N failed"'
+	@echo 'Building blocks:'
+	@echo '  make deps                 apt-get install what the rig needs (idempotent)'
+	@echo '  make tree [BASE=1]        build/linux: base + overlay + series (BASE=1: no series)'
+	@echo '  make kernel ARCH=x86_64|arm64 [BASE=1]   build into build/kbuild-$$ARCH'
+	@echo '  make vm ARCH=... CMD=...  boot the built kernel under QEMU TCG and run CMD in the guest'
+	@echo '  make lint                 series lint, checkpatch --strict, sparse + W=1 vs the base'
+	@echo '  make rig-selftest         the rig checks itself (overlay guard, fuzz, splat detection)'
+	@echo '  make clean                remove build/ and out/ (the cache in $$RIG_CACHE stays)'
+	@$(if $(EXTRA_HELP),printf '%s\n' 'More targets:' $(EXTRA_HELP))
+	@echo 'Variables: ARCH=$(ARCH) BASE=$(BASE) RIG_CACHE=$${RIG_CACHE:-/var/cache/trbe-rig}'
+
+deps:
+	@bash rig/deps.sh
+
+tree:
+	@bash rig/tree.sh
+
+kernel:
+	@bash rig/kernel.sh $(ARCH)
+
+vm:
+	@bash rig/vm.sh $(ARCH) "$(CMD)"
+
+lint:
+	@bash rig/lint.sh
+
+rig-selftest:
+	@bash rig/selftest.sh
+
+kernel-x86_64 kernel-arm64: kernel-%:
+	@$(MAKE) --no-print-directory tree BASE=0
+	@bash rig/kernel.sh $*
+
+vm-x86_64 vm-arm64: vm-%:
+	@bash rig/vm-smoke.sh $*
+
+run:
+	@bash rig/run.sh
+
+check:
+	@bash rig/check.sh $(CHECK_STAGES)
+
+clean:
+	rm -rf build out
+
+-include $(sort $(wildcard rig/mk/*.mk))

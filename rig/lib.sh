@@ -1,0 +1,102 @@
+# shellcheck shell=bash
+# Common helpers for the rig scripts. Source it; do not run it.
+set -euo pipefail
+
+RIG_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+RIG_CACHE=${RIG_CACHE:-/var/cache/trbe-rig}
+BUILD=${BUILD:-$RIG_TOP/build}
+OUT=${OUT:-$RIG_TOP/out}
+TREE=$BUILD/linux
+export RIG_TOP RIG_CACHE BUILD OUT TREE
+
+# ccache lives outside the checkout; BASEDIR makes hits work across clones.
+export CCACHE_DIR=${CCACHE_DIR:-$RIG_CACHE/ccache}
+export CCACHE_BASEDIR=$RIG_TOP
+export CCACHE_NOHASHDIR=1
+export CCACHE_SLOPPINESS=${CCACHE_SLOPPINESS:-time_macros,include_file_mtime,include_file_ctime}
+
+die() {
+	echo "rig: error: $*" >&2
+	exit 1
+}
+
+info() {
+	echo "rig: $*" >&2
+}
+
+# stage NAME: print a header now and the wall time when the shell exits.
+stage() {
+	RIG_STAGE=$1
+	RIG_STAGE_T0=$(date +%s)
+	echo "==> [$RIG_STAGE] $(date -u +%H:%M:%S)" >&2
+	trap 'rc=$?; echo "==> [$RIG_STAGE] $([ $rc -eq 0 ] && echo done || echo FAILED rc=$rc) in $(( $(date +%s) - RIG_STAGE_T0 ))s" >&2; exit $rc' EXIT
+}
+
+# cpu_lock CMD...: run a CPU-heavy command under the machine-wide build lock
+# (2 cores: never two kernel or perf builds at once). Re-entrant per process tree.
+cpu_lock() {
+	mkdir -p "$RIG_CACHE"
+	if [ "${RIG_CPU_LOCK_HELD:-}" = 1 ]; then
+		"$@"
+	else
+		RIG_CPU_LOCK_HELD=1 flock "$RIG_CACHE/cpu.lock" "$@"
+	fi
+}
+
+arch_check() {
+	case "$1" in
+	x86_64|arm64) ;;
+	*) die "ARCH must be x86_64 or arm64 (got '$1')" ;;
+	esac
+}
+
+# Kernel make arguments per arch.
+kmake_args() {
+	local arch=$1
+	case "$arch" in
+	x86_64) echo "ARCH=x86_64" ;;
+	arm64) echo "ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-" ;;
+	esac
+}
+
+kcc() {
+	case "$1" in
+	x86_64) echo "ccache gcc" ;;
+	arm64) echo "ccache aarch64-linux-gnu-gcc" ;;
+	esac
+}
+
+kbuild_dir() {
+	echo "$BUILD/kbuild-$1"
+}
+
+# Private apt configuration: papt_opts NAME prints apt options that use
+# $RIG_CACHE/apt/NAME/{sources.list,lists,cache,status}; /etc/apt is never used
+# for sources.
+papt_opts() {
+	local d=$RIG_CACHE/apt/$1
+	echo "-o Dir::Etc::SourceList=$d/sources.list -o Dir::Etc::SourceParts=/dev/null" \
+		"-o Dir::State::Lists=$d/lists -o Dir::Cache=$d/cache" \
+		"-o Dir::State::Status=$d/status -o Debug::NoLocking=1" \
+		"-o APT::Sandbox::User=root"
+}
+
+# papt_setup NAME ARCH LINE...: write the private sources list and update it
+# when it changed or is older than a day.
+papt_setup() {
+	local name=$1 arch=$2 d
+	shift 2
+	d=$RIG_CACHE/apt/$name
+	mkdir -p "$d/lists/partial" "$d/cache/archives/partial"
+	touch "$d/status"
+	printf '%s\n' "$@" >"$d/sources.list.new"
+	if ! cmp -s "$d/sources.list.new" "$d/sources.list" ||
+	   [ -z "$(find "$d/lists" -maxdepth 1 -name '*Packages*' -o -maxdepth 1 -name '*Sources*' -mtime -1 2>/dev/null | head -1)" ]; then
+		mv "$d/sources.list.new" "$d/sources.list"
+		# shellcheck disable=SC2046
+		apt-get $(papt_opts "$name") -o APT::Architectures::="$arch" -q update >"$d/update.log" 2>&1 ||
+			{ cat "$d/update.log" >&2; die "private apt update ($name) failed: check the network and $d/sources.list"; }
+	else
+		rm -f "$d/sources.list.new"
+	fi
+}

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# make vm ARCH=x86_64|arm64 CMD='...': boot build/kbuild-$ARCH under QEMU (TCG) and
+# run CMD in the guest. The guest's exit status becomes ours; the run fails on a
+# timeout, a panic, or any WARN/BUG/Oops/lockdep/KASAN/UBSAN report in dmesg.
+#   x86_64: the host's / is the guest's root (read-only 9p), out/ is writable at the
+#           same path, /tmp is a tmpfs; CMD runs in the checkout directory.
+#   arm64:  initramfs with busybox, rig/guest/init and build/payload-arm64/*; CMD runs in /.
+. "$(dirname "$0")/lib.sh"
+arch=${1:-x86_64}
+cmd=${2:-}
+arch_check "$arch"
+[ -n "$cmd" ] || cmd='uname -a'
+stage "vm $arch"
+
+O=$(kbuild_dir "$arch")
+V=$OUT/vm-$arch
+rm -rf "$V" && mkdir -p "$V"
+TIMEOUT=${VM_TIMEOUT:-900}
+MEM=${VM_MEM:-2G}
+printf '%s\n' "$cmd" >"$V/cmd.sh"
+
+case "$arch" in
+x86_64)
+	img=$O/arch/x86/boot/bzImage
+	[ -f "$img" ] || die "no $img: run 'make kernel ARCH=x86_64' first"
+	QEMU=(qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m "$MEM" -nographic -no-reboot
+		-kernel "$img"
+		-fsdev "local,id=root,path=/,security_model=none,readonly=on,multidevs=remap"
+		-device virtio-9p-pci,fsdev=root,mount_tag=/dev/root
+		-fsdev "local,id=out,path=$OUT,security_model=none,multidevs=remap"
+		-device virtio-9p-pci,fsdev=out,mount_tag=rigout
+		-append "console=ttyS0 loglevel=4 panic=-1 root=/dev/root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144 ro init=$RIG_TOP/rig/guest/init rig.cmd=$V/cmd.sh rig.out=$OUT rig.dir=$RIG_TOP")
+	;;
+arm64)
+	img=$O/arch/arm64/boot/Image
+	[ -f "$img" ] || die "no $img: run 'make kernel ARCH=arm64' first"
+	BB=$RIG_CACHE/busybox-arm64/busybox
+	[ -x "$BB" ] || die "no arm64 busybox in $BB: run 'make deps'"
+	S=$BUILD/initramfs-arm64
+	rm -rf "$S" && mkdir -p "$S"/{bin,proc,sys,dev,tmp,run,rig}
+	cp "$BB" "$S/bin/busybox"
+	ln -s busybox "$S/bin/sh"
+	cp "$RIG_TOP/rig/guest/init" "$S/init"
+	cp "$V/cmd.sh" "$S/rig/cmd.sh"
+	if [ -d "$BUILD/payload-arm64" ]; then
+		cp -a "$BUILD/payload-arm64/." "$S/"
+	fi
+	(cd "$S" && find . | cpio -o -H newc -R 0:0 --quiet | gzip -1) >"$V/initramfs.cpio.gz"
+	QEMU=(qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on -smp 2 -m "$MEM" -nographic -no-reboot
+		-kernel "$img" -initrd "$V/initramfs.cpio.gz"
+		-append "console=ttyAMA0 loglevel=4 panic=-1 rdinit=/init rig.cmd=/rig/cmd.sh rig.dir=/")
+	;;
+esac
+
+info "booting $(basename "$img") ($arch, TCG, timeout ${TIMEOUT}s); console: ${V#"$RIG_TOP"/}/console.log"
+set +e
+timeout -k 10 "$TIMEOUT" "${QEMU[@]}" </dev/null 2>&1 | tr -d '\r' | tee "$V/console.log" |
+	awk '/@@RIG-CMD-END@@/{p=0} p{print; fflush()} /@@RIG-CMD-BEGIN@@/{p=1}'
+qrc=${PIPESTATUS[0]}
+set -e
+
+sed -n '/@@RIG-DMESG-BEGIN@@/,/@@RIG-DMESG-END@@/p' "$V/console.log" | sed '1d;$d' >"$V/dmesg.txt"
+rc=$(sed -n 's/^@@RIG-RC=\([0-9]*\)@@$/\1/p' "$V/console.log" | tail -1)
+fail=0
+if [ -z "$rc" ]; then
+	[ "$qrc" = 124 ] && echo "rig: vm: TIMEOUT after ${TIMEOUT}s" >&2
+	echo "rig: vm: the guest did not finish (qemu rc $qrc); last console lines:" >&2
+	tail -25 "$V/console.log" >&2
+	fail=1
+	# Without the dmesg dump, scan the whole console.
+	cp "$V/console.log" "$V/dmesg.txt"
+fi
+# shellcheck source=rig/splat.sh
+. "$RIG_TOP/rig/splat.sh"
+if splat_scan "$V/dmesg.txt" >"$V/splats.txt"; then
+	echo "rig: vm: kernel reported a problem (full log ${V#"$RIG_TOP"/}/dmesg.txt):" >&2
+	cat "$V/splats.txt" >&2
+	fail=1
+fi
+if [ "$fail" = 0 ] && [ "$rc" != 0 ]; then
+	echo "rig: vm: guest command exited with status $rc" >&2
+	exit "$rc"
+fi
+[ "$fail" = 0 ] || exit 1
+info "vm: guest command succeeded, dmesg clean"
