@@ -47,10 +47,13 @@ static const struct harness_test {
 	TEST(test_spurious_irq),
 	TEST(test_fatal_external_abort),
 	TEST(test_fatal_stage1_abort),
+	TEST(test_fatal_stage2_abort),
+	TEST(test_fatal_trigger),
 	TEST(test_begin_failure),
 	TEST(test_erratum_overwrite_fill_mode),
 	TEST(test_erratum_write_out_of_range),
 	TEST(test_set_output_redirect_overflow),
+	TEST(test_set_output_redirect_snapshot),
 	TEST(test_random_sequence),
 	TEST(test_random_sequence_redirect),
 };

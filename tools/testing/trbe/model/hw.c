@@ -57,9 +57,13 @@ static int harness_violations;
 static int harness_warnings;
 static bool harness_in_irq;
 
+/* Printed up to HARNESS_MAX_REPORTS times per test, all counted. */
+#define HARNESS_MAX_REPORTS	10
 #define violation(fmt, ...) do {					\
-	harness_violations++;						\
-	printf("# VIOLATION: " fmt "\n", ##__VA_ARGS__);		\
+	if (++harness_violations <= HARNESS_MAX_REPORTS)		\
+		printf("# VIOLATION: " fmt "\n", ##__VA_ARGS__);	\
+	else if (harness_violations == HARNESS_MAX_REPORTS + 1)	\
+		printf("# VIOLATION: (further violations counted, not printed)\n"); \
 } while (0)
 
 void harness_warn(const char *file, int line, const char *cond)

@@ -234,6 +234,17 @@ static bool test_fatal_stage1_abort(void)
 			    ((u64)TRBE_EC_STAGE1_ABORT << TRBSR_EL1_EC_SHIFT));
 }
 
+static bool test_fatal_stage2_abort(void)
+{
+	return fatal_status(TRBSR_EL1_S |
+			    ((u64)TRBE_EC_STAGE2_ABORT << TRBSR_EL1_EC_SHIFT));
+}
+
+static bool test_fatal_trigger(void)
+{
+	return fatal_status(TRBSR_EL1_S | TRBSR_EL1_TRG);
+}
+
 static bool test_begin_failure(void)
 {
 	struct perf_event *e;

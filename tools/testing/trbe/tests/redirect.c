@@ -15,17 +15,23 @@ struct redirect_fixture {
 	struct perf_buffer *a, *b;
 };
 
-static void redirect_fixture(struct redirect_fixture *f, int cpu)
+static void __redirect_fixture(struct redirect_fixture *f, int cpu,
+			       bool snapshot)
 {
 	f->oa = ev_create("A-owner", cpu, NULL);
-	f->a = rb_create("A", f->oa, 8, false, 0);
+	f->a = rb_create("A", f->oa, 8, snapshot, 0);
 	f->oa->state = HARNESS_EVENT_OFF;
 	f->ob = ev_create("B-owner", cpu, NULL);
-	f->b = rb_create("B", f->ob, 8, false, 0);
+	f->b = rb_create("B", f->ob, 8, snapshot, 0);
 	f->ob->state = HARNESS_EVENT_OFF;
 	f->p = ev_create("P", cpu, NULL);
 	perf_model_set_output(f->p, f->oa);
 	f->c = ev_create("C", cpu, f->p);
+}
+
+static void redirect_fixture(struct redirect_fixture *f, int cpu)
+{
+	__redirect_fixture(f, cpu, false);
 }
 
 static bool test_set_output_redirect_overflow(void)
@@ -82,5 +88,46 @@ static bool test_set_output_redirect_overflow(void)
 	ASSERT_CLEAN();
 	ASSERT_EQ(f.a->bytes_reported + f.b->bytes_reported,
 		  hw[TCPU].bytes_stored);
+	return true;
+}
+
+/*
+ * The same with snapshot buffers: begin does not account space, and the
+ * base driver programs A's base and write pointer with a limit at the end
+ * of B, so the unit would write from A towards B.
+ */
+static bool test_set_output_redirect_snapshot(void)
+{
+	struct redirect_fixture f;
+
+	ASSERT_TRUE(harness_setup());
+	__redirect_fixture(&f, TCPU, true);
+	ASSERT_TRUE(ev_sched_in(f.c));
+	ASSERT_CLEAN();
+	ASSERT_EQ(reg_limit(TCPU), f.a->mem + 8 * PAGE_SIZE);
+	emit(TCPU, 3000);
+	ASSERT_EQ(perf_model_set_output(f.p, f.ob), 0);
+	ASSERT_CLEAN();
+
+	emit(TCPU, 8 * PAGE_SIZE + 1000);
+	printf("# survived the overflow: %lu IRQ rebind(s)\n", irq_rebinds);
+	ASSERT_CLEAN();
+	ASSERT_EQ(irq_rebinds, 1);
+	ASSERT_EQ(f.a->aux_head, 8 * PAGE_SIZE);
+	ASSERT_EQ(f.b->aux_head, 0);
+	ASSERT_FALSE(hw_enabled(TCPU));
+	ASSERT_EQ(f.c->state, HARNESS_EVENT_OFF);
+	ASSERT_TRUE(buf_of(f.a)->cpudata == NULL);
+	ASSERT_TRUE(buf_of(f.b)->cpudata == NULL);
+
+	ev_enable(f.p);
+	ASSERT_TRUE(ev_sched_in(f.c));
+	ASSERT_CLEAN();
+	ASSERT_EQ(reg_base(TCPU), f.b->mem);
+	ASSERT_EQ(reg_limit(TCPU), f.b->mem + 8 * PAGE_SIZE);
+	emit(TCPU, 10 * PAGE_SIZE);
+	ev_sched_out(f.c);
+	ASSERT_CLEAN();
+	ASSERT_EQ(f.b->aux_head, 10 * PAGE_SIZE);
 	return true;
 }
