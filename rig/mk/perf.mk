@@ -11,7 +11,13 @@
 PERF_BASE   := $(if $(filter 1 y yes,$(BASE)),1,0)
 PERF_ODIR   := $(CURDIR)/build/$(if $(filter 1,$(PERF_BASE)),perf-base,perf)
 PERF_BIN    := $(PERF_ODIR)/perf
-PERF_TESTS  := $(sort $(wildcard $(CURDIR)/tools/perf/tests/shell/record+zstd_*.sh))
+# The issue-5 tests; other fragments may append their own tests to PERF_TESTS.
+PERF_Z_TESTS := $(sort $(wildcard $(CURDIR)/tools/perf/tests/shell/record+zstd_*.sh))
+PERF_TESTS  += $(PERF_Z_TESTS)
+
+EXTRA_HELP += '  make perf [BASE=1]         perf from build/linux into build/perf (BASE=1: build/perf-base)' \
+	'  make perf-test [BASE=1]    perf shell tests (PERF_TESTS) with that perf, on the host' \
+	'  make perf-ab               perf -z tests fail on the base perf, pass with the series'
 
 .PHONY: perf perf-test perf-ab
 
@@ -27,4 +33,4 @@ perf-test:
 	rig/perf/run-tests.sh $(PERF_BIN) $(PERF_TESTS)
 
 perf-ab:
-	rig/perf/ab.sh
+	rig/perf/ab.sh $(PERF_Z_TESTS)

@@ -10,14 +10,19 @@ start=$(date +%s)
 # Regression guards: the 2025 reports are already fixed in the base; these
 # tests must keep passing, so they cannot fail on base by construction.
 guards=" record+zstd_2025_regress.sh "
+tests=("$@")
+if [ ${#tests[@]} = 0 ]; then
+	echo "perf-ab: no tests given (tools/perf/tests/shell/record+zstd_*.sh)" >&2
+	exit 1
+fi
 mkdir -p out
 make --no-print-directory perf BASE=1
-RESULTS_FILE=out/perf-test-base.txt make --no-print-directory perf-test BASE=1 || true
+RESULTS_FILE=out/perf-test-base.txt rig/perf/run-tests.sh build/perf-base/perf "${tests[@]}" || true
 make --no-print-directory perf
-RESULTS_FILE=out/perf-test-series.txt make --no-print-directory perf-test || true
+RESULTS_FILE=out/perf-test-series.txt rig/perf/run-tests.sh build/perf/perf "${tests[@]}" || true
 
 bad=0
-for t in tools/perf/tests/shell/record+zstd_*.sh; do
+for t in "${tests[@]}"; do
 	name=$(basename "$t")
 	a=$(awk -v n="$name" '$2 == n { print $3 }' out/perf-test-base.txt)
 	b=$(awk -v n="$name" '$2 == n { print $3 }' out/perf-test-series.txt)
