@@ -36,6 +36,7 @@
 
 #define ERRATUM_OVERWRITE_FILL_MODE	BIT(0)
 #define ERRATUM_WRITE_OUT_OF_RANGE	BIT(1)
+#define ERRATUM_TRBE_IS_BROKEN		BIT(2)
 
 static struct platform_driver *harness_platform_driver;
 static struct platform_device harness_pdev = { .name = "arm,trace-buffer-extension" };
@@ -68,6 +69,8 @@ static bool harness_setup_errata(unsigned long errata, unsigned long cpus)
 			hw[cpu].caps[ARM64_WORKAROUND_TRBE_OVERWRITE_FILL_MODE] = true;
 		if (errata & ERRATUM_WRITE_OUT_OF_RANGE)
 			hw[cpu].caps[ARM64_WORKAROUND_TRBE_WRITE_OUT_OF_RANGE] = true;
+		if (errata & ERRATUM_TRBE_IS_BROKEN)
+			hw[cpu].caps[ARM64_WORKAROUND_1902691] = true;
 	}
 	if (arm_trbe_init() || !harness_platform_driver)
 		return false;

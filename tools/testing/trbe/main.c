@@ -40,6 +40,7 @@ static const struct harness_test {
 	bool (*fn)(void);
 } tests[] = {
 	TEST(test_probe_reads_trbidr),
+	TEST(test_probe_rejects_unusable_trbe),
 	TEST(test_normal_fill_and_wrap),
 	TEST(test_buffer_full_truncates),
 	TEST(test_misaligned_head_is_padded),

@@ -27,6 +27,28 @@ static bool test_probe_reads_trbidr(void)
 	return true;
 }
 
+/* TRBIDR.P (owned by a higher EL), a broken TRBE, an unsupported Align. */
+static bool test_probe_rejects_unusable_trbe(void)
+{
+	hw_reset_all();
+	hw[1].trbidr |= TRBIDR_EL1_P;
+	hw[2].caps[ARM64_WORKAROUND_1902691] = true;
+	hw[3].trbidr = (hw[3].trbidr & ~TRBIDR_EL1_Align_MASK) | 12;
+	ASSERT_FALSE(arm_trbe_init());
+	ASSERT_FALSE(harness_platform_driver->probe(&harness_pdev));
+	harness_drvdata = platform_get_drvdata(&harness_pdev);
+	ASSERT_TRUE(cpumask_test_cpu(0, &harness_drvdata->supported_cpus));
+	ASSERT_FALSE(cpumask_test_cpu(1, &harness_drvdata->supported_cpus));
+	ASSERT_FALSE(cpumask_test_cpu(2, &harness_drvdata->supported_cpus));
+	ASSERT_FALSE(cpumask_test_cpu(3, &harness_drvdata->supported_cpus));
+	ASSERT_TRUE(coresight_get_percpu_sink(0) != NULL);
+	ASSERT_TRUE(coresight_get_percpu_sink(1) == NULL);
+	ASSERT_TRUE(coresight_get_percpu_sink(2) == NULL);
+	ASSERT_TRUE(coresight_get_percpu_sink(3) == NULL);
+	ASSERT_CLEAN();
+	return true;
+}
+
 static bool test_normal_fill_and_wrap(void)
 {
 	struct perf_event *e;
