@@ -6,6 +6,7 @@ arch=${1:-x86_64}
 arch_check "$arch"
 stage "kernel $arch"
 
+tree_lock shared
 [ -f "$TREE/Makefile" ] || die "no kernel tree in $TREE: run 'make tree' first"
 O=$(kbuild_dir "$arch")
 mkdir -p "$O" "$OUT"
@@ -51,5 +52,6 @@ x86_64) img=$O/arch/x86/boot/bzImage ;;
 arm64) img=$O/arch/arm64/boot/Image ;;
 esac
 [ -f "$img" ] || die "no kernel image at $img"
+git -C "$TREE" describe --always --tags >"$O/.rig-tree"
 info "$(make -s -C "$TREE" O="$O" "${KARGS[@]}" kernelrelease): ${img#"$RIG_TOP"/}"
 ccache -s 2>/dev/null | grep -iE 'hits|misses' | head -3 | sed 's/^/rig: ccache: /' >&2 || true

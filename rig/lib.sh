@@ -29,7 +29,14 @@ stage() {
 	RIG_STAGE=$1
 	RIG_STAGE_T0=$(date +%s)
 	echo "==> [$RIG_STAGE] $(date -u +%H:%M:%S)" >&2
-	trap 'rc=$?; echo "==> [$RIG_STAGE] $([ $rc -eq 0 ] && echo done || echo FAILED rc=$rc) in $(( $(date +%s) - RIG_STAGE_T0 ))s" >&2; exit $rc' EXIT
+	trap stage_end EXIT
+}
+
+stage_end() {
+	local rc=$? word="done"
+	[ "$rc" -eq 0 ] || word="FAILED rc=$rc"
+	echo "==> [$RIG_STAGE] $word in $(($(date +%s) - RIG_STAGE_T0))s" >&2
+	exit "$rc"
 }
 
 # cpu_lock CMD...: run a CPU-heavy command under the machine-wide build lock
@@ -41,6 +48,22 @@ cpu_lock() {
 	else
 		RIG_CPU_LOCK_HELD=1 flock "$RIG_CACHE/cpu.lock" "$@"
 	fi
+}
+
+# tree_lock shared|exclusive: hold build/.tree.lock until this shell exits.
+# tree.sh switches build/linux under the exclusive lock; builds reading the
+# tree hold it shared, so the tree never changes under a running build.
+# Order: tree lock before the cpu lock, never the other way round.
+tree_lock() {
+	[ "${RIG_TREE_LOCK_HELD:-}" = 1 ] && return 0
+	mkdir -p "$BUILD"
+	exec {RIG_TREE_FD}>"$BUILD/.tree.lock"
+	if [ "$1" = exclusive ]; then
+		flock -x "$RIG_TREE_FD"
+	else
+		flock -s "$RIG_TREE_FD"
+	fi
+	export RIG_TREE_LOCK_HELD=1
 }
 
 arch_check() {

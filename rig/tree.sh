@@ -5,7 +5,9 @@
 #   branch series   overlay + one commit per patch in patches/series (git am, fuzz 0)
 # BASE=1 checks out `overlay` (pristine code plus the new, unwired files), else `series`.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/series.sh"
 stage "tree${BASE:+ BASE=$BASE}"
+tree_lock exclusive
 
 # shellcheck source=/dev/null
 . "$RIG_TOP/patches/UPSTREAM"
@@ -44,7 +46,7 @@ if [ ! -f "$baserepo/rig-done" ]; then
 	mkdir -p "$baserepo.tmp/src"
 	dpkg-deb --fsys-tarfile "$deb" | tar -xO "./$TARBALL" | tar -xJ -C "$baserepo.tmp/src" --strip-components=1
 	(
-		cd "$baserepo.tmp/src"
+		cd "$baserepo.tmp/src" || exit 1
 		git init -q -b pristine .
 		git config gc.auto 0
 		# Debian's top-level .gitignore ignores every top-level path: add with -f.
@@ -94,11 +96,7 @@ if [ "$(G rev-parse -q --verify "refs/rig/fp" 2>/dev/null || true)" != "$(G rev-
 	G checkout -q -f --detach base
 	G clean -q -fdx -e /.git
 	# Overlay: new files only. Refuse to overwrite anything that exists upstream.
-	for f in "${OVL[@]}"; do
-		if G cat-file -e "base:$f" 2>/dev/null || [ -e "$TREE/$f" ]; then
-			die "overlay file $f exists in the upstream tree: change it with a patch in patches/, never by copying"
-		fi
-	done
+	overlay_guard "$TREE" "${OVL[@]}" || die "overlay copy refused"
 	for f in "${OVL[@]}"; do
 		mkdir -p "$TREE/$(dirname "$f")"
 		cp -p "$RIG_TOP/$f" "$TREE/$f"

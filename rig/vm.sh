@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2054 # QEMU options contain commas
 # make vm ARCH=x86_64|arm64 CMD='...': boot build/kbuild-$ARCH under QEMU (TCG) and
 # run CMD in the guest. The guest's exit status becomes ours; the run fails on a
 # timeout, a panic, or any WARN/BUG/Oops/lockdep/KASAN/UBSAN report in dmesg.
@@ -46,8 +47,18 @@ arm64)
 		cp -a "$BUILD/payload-arm64/." "$S/"
 	fi
 	(cd "$S" && find . | cpio -o -H newc -R 0:0 --quiet | gzip -1) >"$V/initramfs.cpio.gz"
-	QEMU=(qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on -smp 2 -m "$MEM" -nographic -no-reboot
-		-kernel "$img" -initrd "$V/initramfs.cpio.gz"
+	QEMU=(qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on -smp 2 -m "$MEM" -nographic -no-reboot)
+	# QEMU's virt device tree plus TRBE and SPE nodes: QEMU implements neither
+	# feature, so the drivers probe, find no hardware on any CPU and must fail
+	# quietly. This keeps the driver's probe and error paths in every arm64 run.
+	dtb=$V/virt-trbe.dtb
+	"${QEMU[@]}" -machine dumpdtb="$V/virt.dtb" >/dev/null 2>&1 || die "qemu could not dump its device tree"
+	{
+		dtc -q -I dtb -O dts "$V/virt.dtb"
+		printf '/ {\n\ttrbe {\n\t\tcompatible = "arm,trace-buffer-extension";\n\t\tinterrupts = <0x01 0x0f 0x04>;\n\t};\n'
+		printf '\tspe {\n\t\tcompatible = "arm,statistical-profiling-extension-v1";\n\t\tinterrupts = <0x01 0x05 0x04>;\n\t};\n};\n'
+	} | dtc -q -I dts -O dtb -o "$dtb" - || die "dtc failed to build $dtb"
+	QEMU+=(-dtb "$dtb" -kernel "$img" -initrd "$V/initramfs.cpio.gz"
 		-append "console=ttyAMA0 loglevel=4 panic=-1 rdinit=/init rig.cmd=/rig/cmd.sh rig.dir=/")
 	;;
 esac

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# make check: run every stage (make targets, see CHECK_STAGES in the Makefile and
+# rig/mk/*.mk), keep going after a failure, print TAP lines with wall times and a
+# closing "N passed, N failed" line. Exit status 1 if any stage failed.
+. "$(dirname "$0")/lib.sh"
+cd "$RIG_TOP" || exit 1
+mkdir -p "$OUT"
+stages=("$@")
+[ ${#stages[@]} -gt 0 ] || die "no stages given"
+t0=$(date +%s)
+pass=0 failn=0 n=0
+summary=()
+echo "TAP version 13"
+echo "1..${#stages[@]}"
+for s in "${stages[@]}"; do
+	n=$((n + 1))
+	echo "# ---- stage $n/${#stages[@]}: $s ($(date -u +%H:%M:%S))"
+	ts=$(date +%s)
+	if make --no-print-directory "$s" BASE=0 </dev/null; then
+		res="ok"
+		pass=$((pass + 1))
+	else
+		res="not ok"
+		failn=$((failn + 1))
+	fi
+	dt=$(( $(date +%s) - ts ))
+	echo "$res $n - $s # ${dt}s"
+	summary+=("$(printf '%-8s %-22s %5ss' "$res" "$s" "$dt")")
+done
+echo "# ---- stage wall times (total $(( $(date +%s) - t0 ))s)"
+printf '# %s\n' "${summary[@]}"
+echo "# $pass passed, $failn failed"
+echo "$pass passed, $failn failed"
+[ "$failn" = 0 ]

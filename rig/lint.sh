@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# make lint: series lint, checkpatch --strict on patches and overlay C files,
+# sparse (C=2) + W=1 and coccicheck on what the series touches, for both arches,
+# compared with the same build of the base: anything new fails.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/series.sh"
+stage lint
+cd "$RIG_TOP" || exit 1
+fail=0
+bad() { echo "lint: FAIL: $*" >&2; fail=1; }
+ok() { echo "lint: ok: $*" >&2; }
+
+# 1. Series lint (Debian check-patches style).
+mapfile -t SERIES < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' patches/series)
+mapfile -t FILES < <(find patches -maxdepth 1 -type f ! -name series ! -name UPSTREAM -printf '%f\n' | sort)
+for p in "${SERIES[@]}"; do
+	[ -f "patches/$p" ] || bad "patches/series lists $p, which does not exist"
+done
+for f in "${FILES[@]}"; do
+	printf '%s\n' "${SERIES[@]}" | grep -qxF "$f" || bad "patches/$f is not listed in patches/series"
+done
+[ "$(printf '%s\n' "${SERIES[@]}" | sort | uniq -d)" = "" ] || bad "patches/series lists a patch twice"
+for p in "${SERIES[@]}"; do
+	f=patches/$p
+	[ -f "$f" ] || continue
+	grep -q '^From [0-9a-f]\{40\} ' "$f" || bad "$p: not a git format-patch file (no 'From <sha>' line)"
+	grep -q '^From: ' "$f" || bad "$p: no From: header"
+	grep -q '^Subject: ' "$f" || bad "$p: no Subject: header"
+	! grep -q '^Signed-off-by:' "$f" || bad "$p: carries a Signed-off-by (the human who posts the series adds it)"
+	[ "$(sed -n '/^Subject:/,/^---$/p' "$f" | sed '1,/^$/d;$d' | grep -c .)" -ge 3 ] ||
+		bad "$p: commit message body is too short (context, problem, solution)"
+done
+[ $fail = 0 ] && ok "patches/series lists exactly the ${#FILES[@]} patches in patches/, headers present"
+
+# 2. Every patch applies with fuzz 0, in order, on base + overlay (index only).
+[ -d "$TREE/.git" ] || die "no $TREE: run 'make tree' first"
+series_apply_check "$TREE" overlay "${SERIES[@]/#/$RIG_TOP/patches/}" || bad "series does not apply with fuzz 0"
+[ $fail = 0 ] && ok "the series applies with fuzz 0"
+
+# 3. checkpatch --strict (the sign-off is added by the human who posts the series).
+CP=("$TREE/scripts/checkpatch.pl" --strict --no-signoff --color=never --quiet)
+for p in "${SERIES[@]}"; do
+	out=$( (cd "$TREE" && "${CP[@]}" "$RIG_TOP/patches/$p") 2>&1) || { bad "checkpatch: $p"; echo "$out" | head -40 >&2; }
+done
+mapfile -t CFILES < <(git ls-files -co --exclude-standard -- drivers kernel include lib mm arch tools | grep -E '\.[ch]$' || true)
+for f in "${CFILES[@]}"; do
+	out=$( (cd "$TREE" && "${CP[@]}" --no-tree -f "$RIG_TOP/$f") 2>&1) || { bad "checkpatch: $f"; echo "$out" | head -40 >&2; }
+done
+ok "checkpatch --strict ran on ${#SERIES[@]} patches and ${#CFILES[@]} overlay C files"
+
+# 4. shellcheck on the rig and on overlay shell scripts.
+mapfile -t SH < <( { git ls-files -co --exclude-standard -- rig .ci '*.sh'; } | sort -u |
+	while read -r f; do [ -f "$f" ] && head -1 "$f" | grep -qE '^#!.*(ba)?sh' && echo "$f"; done; git ls-files -co --exclude-standard -- 'rig/*.sh' )
+mapfile -t SH < <(printf '%s\n' "${SH[@]}" | sort -u)
+if [ ${#SH[@]} -gt 0 ]; then
+	shellcheck -x -S warning "${SH[@]}" >&2 || bad "shellcheck"
+	ok "shellcheck on ${#SH[@]} scripts"
+fi
+
+# 5. sparse + W=1 and coccicheck on the kernel files the series touches, vs the base.
+SPARSE=$RIG_CACHE/sparse/bin/sparse
+[ "$(cd /tmp && "$TREE/scripts/checker-valid.sh" "$SPARSE")" = 1 ] || die "$SPARSE is not usable for this tree: run 'make deps'"
+mapfile -t KFILES < <(git -C "$TREE" diff --name-only overlay series -- . ':!tools' ':!Documentation' ':!scripts' | grep -E '\.c$' || true)
+if [ ${#KFILES[@]} -eq 0 ]; then
+	ok "the series touches no kernel C file: no sparse/W=1/coccicheck comparison needed"
+else
+	mapfile -t KDIRS < <(printf '%s\n' "${KFILES[@]}" | xargs -n1 dirname | sort -u)
+	info "sparse + W=1 + coccicheck on ${KDIRS[*]} (files: ${KFILES[*]})"
+	build_checks() { # $1 = base|series
+		local arch O L d f
+		for arch in x86_64 arm64; do
+			O=$BUILD/lint-$arch
+			L=$BUILD/lint-$1-$arch.log
+			[ -f "$(kbuild_dir "$arch")/.config" ] || die "no $(kbuild_dir "$arch")/.config: run 'make kernel ARCH=$arch' first"
+			mkdir -p "$O"
+			cmp -s "$(kbuild_dir "$arch")/.config" "$O/.config" || cp "$(kbuild_dir "$arch")/.config" "$O/.config"
+			# shellcheck disable=SC2046
+			cpu_lock make -s -C "$TREE" O="$O" $(kmake_args "$arch") CC="$(kcc "$arch")" olddefconfig prepare >/dev/null 2>&1 ||
+				die "lint: prepare failed for $arch"
+			: >"$L"
+			for d in "${KDIRS[@]}"; do
+				# shellcheck disable=SC2046
+				cpu_lock make -C "$TREE" O="$O" $(kmake_args "$arch") CC="$(kcc "$arch")" -j2 \
+					C=2 CHECK="$SPARSE" W=1 "$d/" >>"$L" 2>&1 || echo "BUILD-FAILED $d" >>"$L"
+			done
+			for f in "${KFILES[@]}"; do
+				grep -q "^obj-" "$TREE/$(dirname "$f")/Makefile" 2>/dev/null || continue
+				[ -f "$O/${f%.c}.o" ] || continue
+				# shellcheck disable=SC2046
+				cpu_lock make -C "$TREE" O="$O" $(kmake_args "$arch") CC="$(kcc "$arch")" \
+					C=2 CHECK="$TREE/scripts/coccicheck" MODE=report "${f%.c}.o" >>"$L.cocci" 2>&1 || true
+			done
+			[ -f "$L.cocci" ] && cat "$L.cocci" >>"$L" && rm -f "$L.cocci"
+			grep -c "CHECK " "$L" >/dev/null || true
+		done
+	}
+	norm() { # warnings without line numbers, paths relative to the tree
+		grep -E 'warning:|error:|BUILD-FAILED|: ERROR:|: WARNING:|: CHECK:' "$1" |
+			sed -E -e "s|$TREE/||g" -e 's/:[0-9]+(:[0-9]+)?:/:/' | sort -u
+	}
+	BASE=1 bash "$RIG_TOP/rig/tree.sh"
+	build_checks base
+	bash "$RIG_TOP/rig/tree.sh"
+	build_checks series
+	for arch in x86_64 arm64; do
+		n=$(grep -c '  CHECK ' "$BUILD/lint-series-$arch.log" || true)
+		comm -13 <(norm "$BUILD/lint-base-$arch.log") <(norm "$BUILD/lint-series-$arch.log") >"$BUILD/lint-new-$arch.txt"
+		if [ -s "$BUILD/lint-new-$arch.txt" ]; then
+			bad "$arch: new sparse/W=1/coccicheck reports:"
+			cat "$BUILD/lint-new-$arch.txt" >&2
+		else
+			ok "$arch: sparse ran on $n files; no new sparse, W=1 or coccicheck report vs the base"
+		fi
+	done
+fi
+
+[ $fail = 0 ] || die "lint failed (see FAIL lines above)"

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# make rig-selftest: the rig checks its own guards.
+#  1. the overlay copy refuses to overwrite an upstream file;
+#  2. a patch that needs fuzz fails the series check (and a clean one passes);
+#  3. `make vm` fails on a guest whose dmesg has a WARN or a lockdep report,
+#     passes a clean guest and returns a failing guest command's status.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/series.sh"
+stage rig-selftest
+cd "$RIG_TOP" || exit 1
+[ -d "$TREE/.git" ] || die "no $TREE: run 'make tree' first"
+pass=0 fail=0 n=0
+t() { # t NAME EXPECT(0|fail) CMD...
+	local name=$1 expect=$2 rc=0
+	shift 2
+	n=$((n + 1))
+	"$@" >"$BUILD/selftest-$n.log" 2>&1 || rc=$?
+	if { [ "$expect" = 0 ] && [ $rc = 0 ]; } || { [ "$expect" = fail ] && [ $rc != 0 ]; }; then
+		echo "ok $n - $name"
+		pass=$((pass + 1))
+	else
+		echo "not ok $n - $name (rc=$rc, expected $expect; log build/selftest-$n.log)"
+		tail -15 "$BUILD/selftest-$n.log" | sed 's/^/#   /'
+		fail=$((fail + 1))
+	fi
+}
+expect_rc() { # expect_rc N CMD...: succeed iff CMD exits with status N
+	local want=$1 rc=0
+	shift
+	"$@" || rc=$?
+	echo "exit status $rc (want $want)"
+	[ "$rc" = "$want" ]
+}
+
+# 1. Overlay guard.
+t "overlay guard refuses an upstream path (drivers/hwtracing/coresight/coresight-trbe.c)" fail \
+	overlay_guard "$TREE" drivers/hwtracing/coresight/coresight-trbe.c
+t "overlay guard refuses an upstream path (Makefile)" fail overlay_guard "$TREE" Makefile
+t "overlay guard accepts a new path" 0 overlay_guard "$TREE" tools/testing/rig-selftest/new-file.c
+
+# 2. Fuzz: make a patch against the base, then shift its context by one line
+#    change so that patch(1) would apply it with fuzz but git apply must not.
+w=$BUILD/selftest-fuzz
+rm -rf "$w" && mkdir -p "$w"
+f=kernel/events/ring_buffer.c
+git -C "$TREE" show "refs/tags/base:$f" >"$w/orig.c"
+line=$(grep -n 'perf_aux_output_begin(struct perf_output_handle' "$w/orig.c" | head -1 | cut -d: -f1)
+[ -n "$line" ] || die "selftest: anchor not found in $f"
+mkdir -p "$w/a/$(dirname "$f")" "$w/b/$(dirname "$f")"
+cp "$w/orig.c" "$w/a/$f"
+sed "$((line + 1))s/^{\$/{\\n\\t\\/* rig self-test *\\//" "$w/orig.c" >"$w/b/$f"
+(cd "$w" && diff -u "a/$f" "b/$f" >clean.diff) || true
+grep -q 'rig self-test' "$w/clean.diff" || die "selftest: could not make the test patch"
+{ printf 'From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\nFrom: Rig <rig@localhost>\nSubject: [PATCH] rig: self-test\n\nrig self-test\n---\n'; cat "$w/clean.diff"; } >"$w/clean.patch"
+# Same hunk, but one context line no longer matches the base.
+awk 'BEGIN{d=0} /^ / && !d && ++c==2 {print " " "/* drifted context */"; d=1; next} {print}' "$w/clean.patch" >"$w/fuzz.patch"
+t "a clean patch passes the series check" 0 series_apply_check "$TREE" refs/tags/base "$w/clean.patch"
+t "the drifted patch applies with fuzz 2 in patch(1) (so it needs fuzz)" 0 \
+	bash -c "cd '$w/a' && patch -p1 --dry-run -F2 <'$w/fuzz.patch'"
+t "the drifted patch fails the series check (fuzz 0)" fail series_apply_check "$TREE" refs/tags/base "$w/fuzz.patch"
+
+# 3. make vm catches kernel reports (x86_64 guest).
+O=$(kbuild_dir x86_64)
+[ -f "$O/arch/x86/boot/bzImage" ] || die "no x86_64 kernel: run 'make kernel ARCH=x86_64' first"
+m=$BUILD/rig-splat
+rm -rf "$m" && mkdir -p "$m" && cp rig/splat/rig_splat.c rig/splat/Kbuild "$m/"
+cpu_lock make -s -C "$TREE" O="$O" ARCH=x86_64 CC="$(kcc x86_64)" M="$m" modules >"$BUILD/rig-splat.log" 2>&1 ||
+	{ cat "$BUILD/rig-splat.log" >&2; die "could not build rig/splat for x86_64"; }
+ko=$m/rig_splat.ko
+t "make vm passes a clean guest (insmod rig_splat what=none)" 0 bash rig/vm.sh x86_64 "insmod $ko what=none"
+t "make vm returns the guest command's status (exit 3)" 0 expect_rc 3 bash rig/vm.sh x86_64 "exit 3"
+t "make vm fails a guest that WARNs" fail bash rig/vm.sh x86_64 "insmod $ko what=warn"
+t "make vm fails a guest with a lockdep report" fail bash rig/vm.sh x86_64 "insmod $ko what=lockdep"
+grep -q 'circular locking dependency' "$OUT/vm-x86_64/dmesg.txt" && lockdep_seen=0 || lockdep_seen=1
+t "  ... and the lockdep report is what failed it" 0 test "$lockdep_seen" = 0
+
+echo "# rig-selftest: $pass passed, $fail failed"
+[ "$fail" = 0 ]
