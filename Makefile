@@ -8,7 +8,7 @@ CMD ?=
 export ARCH BASE
 
 # Stages of `make check`, in order. Fragments in rig/mk/ append to it.
-CHECK_STAGES := deps tree rig-selftest lint kernel-x86_64 kernel-arm64 vm-x86_64 vm-arm64
+CHECK_STAGES := deps tree kernel-x86_64 kernel-arm64 rig-selftest lint vm-x86_64 vm-arm64
 
 .PHONY: help deps tree kernel vm lint check run clean rig-selftest \
 	kernel-x86_64 kernel-arm64 vm-x86_64 vm-arm64
