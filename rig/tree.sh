@@ -64,6 +64,8 @@ if [ ! -f "$baserepo/rig-done" ]; then
 fi
 basecommit=$(git -C "$baserepo" rev-parse pristine)
 
+G() { git -C "$TREE" -c user.name=rig -c user.email=rig@localhost -c advice.detachedHead=false "$@"; }
+
 # 3. build/linux: clone of the cached repository (re-cloned when the base changes).
 if [ -d "$TREE/.git" ] && [ "$(git -C "$TREE" rev-parse -q --verify refs/tags/base 2>/dev/null)" != "$basecommit" ]; then
 	info "build/linux has another base: removing it"
@@ -76,7 +78,6 @@ if [ ! -d "$TREE/.git" ]; then
 	git -C "$TREE" tag base "$basecommit"
 	git -C "$TREE" checkout -q --detach base
 fi
-G() { git -C "$TREE" -c user.name=rig -c user.email=rig@localhost -c advice.detachedHead=false "$@"; }
 
 # Fingerprint of everything that defines the tree: base, overlay, series.
 overlay_files() {
