@@ -530,6 +530,12 @@ int trace_dat_convert__perf2dat(const char *input_name, const char *output_name,
 		goto err_session_delete;
 	}
 
+	if (!perf_data__is_pipe(&data) && !c.tracing_data) {
+		pr_err("%s: no tracing data (record tracepoints with perf record -e sys:event)\n",
+		       input_name);
+		goto err_session_delete;
+	}
+
 	if (opts->time_str &&
 	    perf_time__parse_for_ranges(opts->time_str, session,
 					&c.ptime_range, &c.range_size,
@@ -566,12 +572,17 @@ int trace_dat_convert__perf2dat(const char *input_name, const char *output_name,
 	st = tdw__stats(c.w);
 	fprintf(stderr,
 		"[ perf data convert: Converted '%s' into trace.dat v%d (%s) '%s': %" PRIu64
-		" events (%" PRIu64 " tracepoint, %" PRIu64 " synthetic), %" PRIu64
-		" pages, %" PRIu64 " skipped, %" PRIu64 " dropped ]\n",
+		" events (%" PRIu64 " tracepoint, %" PRIu64 " synthetic, %" PRIu64
+		" large, %" PRIu64 " time extends), %" PRIu64 " pages (%" PRIu64
+		" after lost events), %" PRIu64 " skipped, %" PRIu64 " dropped ]\n",
 		data.path, c.wopts.version,
 		opts->trace_dat_compression ?: "none", output_name, st->events,
-		c.tracepoints, c.synthesized, st->pages, c.skipped,
+		c.tracepoints, c.synthesized, st->large_events, st->time_extends,
+		st->pages, st->missed_pages, c.skipped,
 		c.dropped + st->dropped_too_big);
+	if (st->out_of_order)
+		pr_warning("trace.dat: %" PRIu64 " events were out of time order on their CPU and got the previous event's time\n",
+			   st->out_of_order);
 	perf_session__delete(session);
 	ret = 0;
 	goto out;
