@@ -5,8 +5,9 @@
 #   make perf-test [BASE=1]  run the issue-5 perf shell tests with that binary
 #   make perf-ab             assert: new tests fail on base, pass on the series
 #
-# PERF_SRC=<kernel tree> skips `make tree` and builds from that tree instead
-# (for development before the rig's tree target exists).
+# `make perf` switches build/linux itself (rig/tree.sh) and builds while holding
+# the tree lock, so a concurrent `make tree` cannot change the sources mid-build.
+# PERF_SRC=<kernel tree> skips the tree switch and builds from that tree.
 
 PERF_BASE   := $(if $(filter 1 y yes,$(BASE)),1,0)
 PERF_ODIR   := $(CURDIR)/build/$(if $(filter 1,$(PERF_BASE)),perf-base,perf)
@@ -22,12 +23,7 @@ EXTRA_HELP += '  make perf [BASE=1]         perf from build/linux into build/per
 .PHONY: perf perf-test perf-ab
 
 perf:
-ifeq ($(PERF_SRC),)
-	$(MAKE) tree BASE=$(BASE)
-	rig/perf/build.sh $(CURDIR)/build/linux $(PERF_ODIR)
-else
-	rig/perf/build.sh $(PERF_SRC) $(PERF_ODIR)
-endif
+	@BASE=$(PERF_BASE) bash rig/perf/build.sh $(PERF_ODIR) $(PERF_SRC)
 
 perf-test:
 	rig/perf/run-tests.sh $(PERF_BIN) $(PERF_TESTS)

@@ -1,28 +1,33 @@
-#!/bin/bash
+#!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Build perf from <kernel tree>/tools/perf into <O dir> under the CPU lock,
-# with ccache, and insist on the features the perf -z work needs.
-set -euo pipefail
+# make perf [BASE=1]: build perf from a kernel tree into an O dir under the CPU
+# lock, with ccache, and insist on the features the perf -z work needs.
+#
+#   build.sh <O dir>                 switch build/linux with tree.sh (BASE from
+#                                    the environment) and build from it; the
+#                                    tree lock is held exclusively throughout,
+#                                    so nobody flips the tree under the build
+#   build.sh <O dir> <kernel tree>   build from that tree (no tree switch)
+# shellcheck source=rig/lib.sh
+. "$(dirname "$0")/../lib.sh"
+odir=${1:?usage: build.sh <O dir> [kernel tree]}
+src=${2:-}
+stage "perf -> ${odir#"$RIG_TOP"/}"
 
-src=${1:?usage: build.sh <kernel tree> <O dir>}
-odir=${2:?usage: build.sh <kernel tree> <O dir>}
-lock=/var/cache/trbe-rig/cpu.lock
-start=$(date +%s)
-
-if [ ! -d "$src/tools/perf" ]; then
-	echo "perf: $src/tools/perf not found; run 'make tree' first" >&2
-	exit 1
+if [ -z "$src" ]; then
+	src=$TREE
+	tree_lock exclusive
+	bash "$RIG_TOP/rig/tree.sh"
 fi
+[ -d "$src/tools/perf" ] || die "$src/tools/perf not found; run 'make tree' first"
 mkdir -p "$odir"
 
-echo "perf: building $src/tools/perf -> $odir (waiting for $lock)"
-flock "$lock" env CCACHE_DIR=/var/cache/trbe-rig/ccache \
-	make -C "$src/tools/perf" O="$odir" NO_RUST=1 CC="ccache gcc" \
-	-j"$(nproc)" >"$odir/build.log" 2>&1 || {
+info "building $(git -C "$src" describe --always --tags 2>/dev/null || echo "$src") tools/perf (log: ${odir#"$RIG_TOP"/}/build.log)"
+if ! cpu_lock make -C "$src/tools/perf" O="$odir" NO_RUST=1 CC="ccache gcc" \
+	-j"$(nproc)" >"$odir/build.log" 2>&1; then
 	tail -40 "$odir/build.log" >&2
-	echo "perf: build failed, full log in $odir/build.log" >&2
-	exit 1
-}
+	die "perf build failed, full log in ${odir#"$RIG_TOP"/}/build.log"
+fi
 
 # The feature summary is only printed on the first build of an O dir, so
 # ask the binary instead.
@@ -30,14 +35,9 @@ echo "perf: feature summary ($odir/perf version --build-options):"
 "$odir/perf" version --build-options
 missing=
 for f in libtraceevent zstd libelf dwarf aio; do
-	if ! "$odir/perf" version --build-options |
-	     grep -Eq "^ +$f: \[ on  \]"; then
+	if ! "$odir/perf" version --build-options | grep -Eq "^ +$f: \[ on  \]"; then
 		missing="$missing $f"
 	fi
 done
-if [ -n "$missing" ]; then
-	echo "perf: required feature(s) off:$missing; install the -dev packages" \
-	     "listed in /work/shared/notes/machine-facts.md and rebuild" >&2
-	exit 1
-fi
-echo "perf: $odir/perf OK ($(( $(date +%s) - start )) s)"
+[ -z "$missing" ] || die "perf: required feature(s) off:$missing; run 'make deps' (see /work/shared/notes/machine-facts.md) and rebuild"
+info "$odir/perf OK"
