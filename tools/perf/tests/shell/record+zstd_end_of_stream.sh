@@ -10,11 +10,14 @@
 # Both sizes are measured outside of perf's own accounting: a small
 # LD_PRELOAD library counts the bytes ZSTD_compressStream() consumes in
 # perf record and the bytes ZSTD_decompressStream() produces in perf report.
+# It also reports what the last ZSTD_flushStream() left in the stream when
+# perf record exited, to tell writer and reader losses apart.
 #
 # The zstd output of ordinary samples is small and usually fits in one
-# record, which hides the problem. --call-graph dwarf stack dumps of a
-# process whose stack buffer holds random data (head -c reading
-# /dev/urandom) compress poorly, so that blocks span several records.
+# record, which hides the problem. --call-graph dwarf,4096 stack dumps of
+# a process whose stack buffer holds random data (head -c reading
+# /dev/urandom) hardly compress, so that blocks span several records and
+# the final flush of a big last read does not fit in its record.
 # Run over a matrix of -m sizes, -z levels, sync and --aio writing.
 
 set -u
@@ -55,7 +58,20 @@ cat >"${tmpdir}/zcount.c" <<'EOC'
 /* ZSTD_inBuffer and ZSTD_outBuffer have the same layout. */
 struct zbuf { void *ptr; size_t size; size_t pos; };
 typedef size_t (*zfn_t)(void *, struct zbuf *, struct zbuf *);
+typedef size_t (*ffn_t)(void *, struct zbuf *);
 static unsigned long long consumed, produced;
+static size_t pending;
+
+/* What the last flush left in the compression stream. */
+size_t ZSTD_flushStream(void *zcs, struct zbuf *out)
+{
+	static ffn_t real;
+
+	if (!real)
+		real = (ffn_t)dlsym(RTLD_NEXT, "ZSTD_flushStream");
+	pending = real(zcs, out);
+	return pending;
+}
 
 size_t ZSTD_compressStream(void *zcs, struct zbuf *out, struct zbuf *in)
 {
@@ -91,7 +107,7 @@ __attribute__((destructor)) static void zcount_dump(void)
 	f = fopen(path, "a");
 	if (!f)
 		return;
-	fprintf(f, "%llu %llu\n", consumed, produced);
+	fprintf(f, "%llu %llu %zu\n", consumed, produced, pending);
 	fclose(f);
 }
 EOC
@@ -114,14 +130,14 @@ run_case() {
 	local mmap=$1 level=$2 mode=$3
 	local name="m${mmap}-z${level}-${mode}"
 	local data="${tmpdir}/${name}.data"
-	local aio="" written decoded
+	local aio="" written decoded pending
 
 	[ "${mode}" = aio ] && aio=--aio
 	rm -f "${data}".*
 	if ! ZCOUNT_OUT="${data}.wr" LD_PRELOAD="${tmpdir}/zcount.so" \
 		timeout -k 5 60 perf record -m "${mmap}" -z"${level}" ${aio} \
-		-e cpu-clock -F 1000 --call-graph dwarf,16384 -o "${data}" -- \
-		head -c 48M /dev/urandom >"${data}.rec" 2>&1; then
+		-e cpu-clock -F 1000 --call-graph dwarf,4096 -o "${data}" -- \
+		head -c 48M /dev/urandom >/dev/null 2>"${data}.rec"; then
 		echo "${name}: perf record failed:"
 		grep -v schedstat "${data}.rec" | tail -3
 		err=1
@@ -132,6 +148,7 @@ run_case() {
 		>"${data}.stats" 2>"${data}.err"
 	written=$(sum_col "${data}.wr" 1)
 	decoded=$(sum_col "${data}.rd" 2)
+	pending=$(sum_col "${data}.wr" 3)
 	if [ "${written}" -eq 0 ]; then
 		echo "${name}: nothing was compressed"
 		err=1
@@ -140,7 +157,8 @@ run_case() {
 	if [ "${decoded}" -ne "${written}" ] ||
 	   grep -Eq "decompress|failed to process|processing failed" "${data}.err"; then
 		echo "${name}: FAIL: wrote ${written} bytes, decoded ${decoded}" \
-		     "($((written - decoded)) missing)" \
+		     "($((written - decoded)) missing," \
+		     "${pending} bytes left in the compressor at exit)" \
 		     "$(grep -Eim1 "decompress|failed" "${data}.err")"
 		err=1
 		return
