@@ -93,8 +93,7 @@ static const char * const synth_fields[SYNTH_MAX] = {
 	"\tfield:u32 pid;\toffset:24;\tsize:4;\tsigned:0;\n"
 	"\tfield:u32 tid;\toffset:28;\tsize:4;\tsigned:0;\n"
 	"\tfield:__data_loc char[] event;\toffset:32;\tsize:4;\tsigned:0;\n\n"
-	"print fmt: \"%s ip=%pS pid=%u tid=%u period=%llu\", __get_str(event), "
-	"REC->ip, REC->pid, REC->tid, REC->period\n",
+	"print fmt: \"%s ip=%pS pid=%u tid=%u period=%llu\", __get_str(event), REC->ip, REC->pid, REC->tid, REC->period\n",
 	[SYNTH_LOST] =
 	"\tfield:u64 id;\toffset:8;\tsize:8;\tsigned:0;\n"
 	"\tfield:u64 lost;\toffset:16;\tsize:8;\tsigned:0;\n\n"
@@ -106,10 +105,11 @@ static const char * const synth_fields[SYNTH_MAX] = {
 	"\tfield:u64 aux_offset;\toffset:8;\tsize:8;\tsigned:0;\n"
 	"\tfield:u64 aux_size;\toffset:16;\tsize:8;\tsigned:0;\n"
 	"\tfield:u64 flags;\toffset:24;\tsize:8;\tsigned:0;\n\n"
-	"print fmt: \"offset=%#llx size=%llu flags=%s\", REC->aux_offset, "
-	"REC->aux_size, __print_flags(REC->flags, \"|\", "
-	"{ 0x1, \"TRUNCATED\" }, { 0x2, \"OVERWRITE\" }, "
-	"{ 0x4, \"PARTIAL\" }, { 0x8, \"COLLISION\" })\n",
+	"print fmt: \"offset=%#llx size=%llu flags=%s\", REC->aux_offset, REC->aux_size, __print_flags(REC->flags, \"|\", {"
+	" 0x1, \"TRUNCATED\" }, {"
+	" 0x2, \"OVERWRITE\" }, {"
+	" 0x4, \"PARTIAL\" }, {"
+	" 0x8, \"COLLISION\" })\n",
 };
 
 /* ftrace clock matching the perf clock of the recording. */
@@ -581,7 +581,7 @@ int trace_dat_convert__perf2dat(const char *input_name, const char *output_name,
 		st->pages, st->missed_pages, c.skipped,
 		c.dropped + st->dropped_too_big);
 	if (st->out_of_order)
-		pr_warning("trace.dat: %" PRIu64 " events were out of time order on their CPU and got the previous event's time\n",
+		pr_warning("trace.dat: %" PRIu64 " events out of order got the previous time\n",
 			   st->out_of_order);
 	perf_session__delete(session);
 	ret = 0;

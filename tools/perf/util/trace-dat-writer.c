@@ -21,7 +21,9 @@
 #include <byteswap.h>
 #include <sys/types.h>
 #include <linux/compiler.h>
+#include <linux/bits.h>
 #include <linux/kernel.h>
+#include <linux/math.h>
 #include <linux/zalloc.h>
 
 #ifdef HAVE_ZSTD_SUPPORT
@@ -59,12 +61,13 @@
 #define RB_TS_SHIFT		27
 #define RB_TS_MASK		((1ULL << RB_TS_SHIFT) - 1)
 #define RB_MAX_SMALL_DATA	(28 * 4)
-#define RB_MISSED_EVENTS	(1UL << 31)
+#define RB_MISSED_EVENTS	BIT(31)
 
 /* trace-cmd compresses flyrecord data in chunks of this many pages. */
 #define TDW_CHUNK_PAGES		10
 
-#define TDW_ALIGN(x, a)		(((x) + (a) - 1) / (a) * (a))
+/* Pages per CPU collected before a write to the CPU's spill file. */
+#define TDW_BATCH_PAGES		16
 
 struct tdw_buf {
 	u8	*data;
@@ -74,7 +77,9 @@ struct tdw_buf {
 };
 
 struct tdw_cpu {
-	u8	*page;
+	u8	*batch;		/* TDW_BATCH_PAGES pages to the spill file */
+	u32	batched;	/* finished pages in the batch */
+	u8	*page;		/* current page, in the batch */
 	u32	used;		/* bytes of event data on the page */
 	u64	page_ts;
 	u64	last_ts;
@@ -188,7 +193,7 @@ const struct tdw_stats *tdw__stats(const struct tdw *w)
 /* Growable byte buffer; errors are sticky and checked once at the end. */
 static void buf_add(struct tdw_buf *b, const void *data, size_t len)
 {
-	if (b->failed)
+	if (b->failed || !len)
 		return;
 	if (b->len + len > b->cap) {
 		size_t cap = max(b->cap * 2, b->len + len + 256);
@@ -237,7 +242,8 @@ static void buf_addstr(struct tdw_buf *b, const char *s)
 static void buf_free(struct tdw_buf *b)
 {
 	zfree(&b->data);
-	b->len = b->cap = 0;
+	b->len = 0;
+	b->cap = 0;
 }
 
 /* Bounds-checked cursor over the tracing data. */
@@ -371,7 +377,8 @@ static int parse_tracing_data(struct tdw *w, const u8 *data, size_t size)
 	w->ftrace_len = c.p - w->ftrace;
 
 	w->nr_systems = cur32(&c);
-	w->events = start = c.p;
+	start = c.p;
+	w->events = start;
 	for (i = 0; i < w->nr_systems && c.p; i++) {
 		cur_str(&c);
 		n = cur32(&c);
@@ -455,7 +462,7 @@ void tdw__delete(struct tdw *w)
 	if (!w)
 		return;
 	for (unsigned int i = 0; w->cpus && i < w->nr_cpus; i++) {
-		free(w->cpus[i].page);
+		free(w->cpus[i].batch);
 		if (w->cpus[i].fd >= 0)
 			close(w->cpus[i].fd);
 	}
@@ -516,7 +523,26 @@ static int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-/* Finish the current page of @cpu and append it to its spill file. */
+static int cpu_write_batch(struct tdw *w, struct tdw_cpu *cpu)
+{
+	size_t len = (size_t)cpu->batched * w->page_size;
+
+	if (!len)
+		return 0;
+	if (cpu->fd < 0 && cpu_spill_open(w, cpu))
+		return -1;
+	if (write_all(cpu->fd, cpu->batch, len)) {
+		pr_err("trace.dat: writing temporary file: %s\n",
+		       strerror(errno));
+		return -1;
+	}
+	cpu->size += len;
+	cpu->batched = 0;
+	cpu->page = cpu->batch;
+	return 0;
+}
+
+/* Finish the current page of @cpu and queue it for its spill file. */
 static int cpu_flush_page(struct tdw *w, struct tdw_cpu *cpu)
 {
 	u64 commit = cpu->used;
@@ -537,17 +563,12 @@ static int cpu_flush_page(struct tdw *w, struct tdw_cpu *cpu)
 	memset(page + w->data_offset + cpu->used, 0,
 	       w->page_size - w->data_offset - cpu->used);
 
-	if (cpu->fd < 0 && cpu_spill_open(w, cpu))
-		return -1;
-	if (write_all(cpu->fd, page, w->page_size)) {
-		pr_err("trace.dat: writing temporary file: %s\n",
-		       strerror(errno));
-		return -1;
-	}
-	cpu->size += w->page_size;
 	cpu->active = false;
 	cpu->used = 0;
 	w->stats.pages++;
+	if (++cpu->batched == TDW_BATCH_PAGES)
+		return cpu_write_batch(w, cpu);
+	cpu->page = cpu->batch + cpu->batched * w->page_size;
 	return 0;
 }
 
@@ -580,17 +601,18 @@ static struct tdw_cpu *get_cpu(struct tdw *w, unsigned int nr)
 int tdw__add_event(struct tdw *w, unsigned int nr, u64 ts,
 		   const void *payload, u32 size)
 {
-	u32 len = TDW_ALIGN(size, 4), need, hdr, room;
+	u32 len = roundup(size, 4), need, hdr, room;
 	struct tdw_cpu *cpu = get_cpu(w, nr);
 	u64 delta;
 	u8 *p;
 
 	if (!cpu)
 		return -ENOMEM;
-	if (!cpu->page) {
-		cpu->page = malloc(w->page_size);
-		if (!cpu->page)
+	if (!cpu->batch) {
+		cpu->batch = malloc((size_t)TDW_BATCH_PAGES * w->page_size);
+		if (!cpu->batch)
 			return -ENOMEM;
+		cpu->page = cpu->batch;
 	}
 	/* A large event stores its length + 4 in array[0]. */
 	hdr = (len && len <= RB_MAX_SMALL_DATA) ? 4 : 8;
@@ -726,7 +748,6 @@ static int compress_buf(const struct tdw *w, const void *in, size_t len,
 	case TDW_COMP_ZSTD: {
 		size_t bound = ZSTD_compressBound(len), ret;
 
-		buf_add(out, NULL, 0);
 		if (out->cap < bound) {
 			u8 *n = realloc(out->data, bound);
 
@@ -883,14 +904,16 @@ static void copy_cpu(struct tdw *w, struct tdw_out *o, struct tdw_cpu *cpu)
 		o->err = -errno;
 		return;
 	}
+	/* The batch buffer is free once everything is in the spill file. */
 	while (left && !o->err) {
-		ssize_t n = read(cpu->fd, w->tmp_page, w->page_size);
+		size_t len = min_t(u64, left, (u64)TDW_BATCH_PAGES * w->page_size);
+		ssize_t n = read(cpu->fd, cpu->batch, len);
 
-		if (n != (ssize_t)w->page_size) {
+		if (n != (ssize_t)len) {
 			o->err = -EIO;
 			return;
 		}
-		out_write(o, w->tmp_page, n);
+		out_write(o, cpu->batch, n);
 		left -= n;
 	}
 }
@@ -1067,7 +1090,7 @@ static int finish_v7(struct tdw *w, struct tdw_out *o)
 	fly_off = opt_off + 16 + opts.len;
 	data_off = fly_off + 16;
 	if (!compressed)
-		data_off = TDW_ALIGN(data_off, (u64)w->page_size);
+		data_off = roundup(data_off, (u64)w->page_size);
 	fly_size = data_off - fly_off - 16;
 	for (i = 0; i < w->nr_cpus; i++) {
 		place[i].size = compressed ? zcpu[i].len : w->cpus[i].size;
@@ -1143,7 +1166,7 @@ static int finish_v6(struct tdw *w, struct tdw_out *o)
 
 	snprintf(clockstr, sizeof(clockstr), "[%s]", clock);
 	off = o->pos + w->nr_cpus * 16 + 8 + strlen(clockstr);
-	off = TDW_ALIGN(off, (u64)w->page_size);
+	off = roundup(off, (u64)w->page_size);
 	b.len = 0;
 	for (i = 0; i < w->nr_cpus; i++) {
 		buf_add64(w, &b, w->cpus[i].size ? off : 0);
@@ -1153,7 +1176,7 @@ static int finish_v6(struct tdw *w, struct tdw_out *o)
 	buf_add64(w, &b, strlen(clockstr));
 	buf_add(&b, clockstr, strlen(clockstr));
 	out_buf(o, &b);
-	out_zero(o, TDW_ALIGN(o->pos, (u64)w->page_size) - o->pos);
+	out_zero(o, roundup(o->pos, (u64)w->page_size) - o->pos);
 	for (i = 0; i < w->nr_cpus; i++)
 		copy_cpu(w, o, &w->cpus[i]);
 	buf_free(&b);
@@ -1166,7 +1189,8 @@ int tdw__finish(struct tdw *w, FILE *fp)
 	int ret;
 
 	for (unsigned int i = 0; i < w->nr_cpus; i++) {
-		if (cpu_flush_page(w, &w->cpus[i]))
+		if (cpu_flush_page(w, &w->cpus[i]) ||
+		    cpu_write_batch(w, &w->cpus[i]))
 			return -EIO;
 	}
 	if (w->opts.version == 6)
