@@ -34,6 +34,7 @@ if [ ! -e "$tracefs/events/header_page" ]; then
 	mounted=1
 fi
 
+# shellcheck disable=SC2016 # expanded by the inner bash
 "$perf" record -q -a -o "$work/perf.data" -e sched:sched_switch \
 	-e sched:sched_wakeup -e irq:softirq_entry -e printk:console \
 	-e cpu-clock -c 10000000 -- \

@@ -12,7 +12,6 @@
 set -e
 
 err=0
-skip=0
 mounted_tracefs=""
 tracefs=/sys/kernel/tracing
 
@@ -93,13 +92,15 @@ compare()
 {
 	local data=$1 dat=$2 what=$3
 
+	shift 3
+
 	if ! trace-cmd report -t "${dat}" >"${tmpdir}/report.raw" 2>"${tmpdir}/report.err"; then
 		echo "trace-cmd report failed on ${what}:"
 		head -5 "${tmpdir}/report.err"
 		err=1
 		return
 	fi
-	perf script -i "${data}" --ns -F tid,cpu,time,event,trace \
+	perf script -i "${data}" --ns -F tid,cpu,time,event,trace "$@" \
 		>"${tmpdir}/script.raw" 2>/dev/null
 	$PYTHON - "${tmpdir}/report.raw" "${tmpdir}/script.raw" "${what}" <<'EOF'
 import re, sys
@@ -253,6 +254,19 @@ test_versions_compression()
 	fi
 }
 
+test_time_range()
+{
+	echo "Testing --time"
+	convert -i "${tmpdir}/perf.data" --to-trace-dat "${tmpdir}/time.dat" \
+		--time 0%-50% || return
+	compare "${tmpdir}/perf.data" "${tmpdir}/time.dat" "--time 0%-50%" \
+		--time 0%-50%
+	if ! grep -Eq " [1-9][0-9]* skipped" "${tmpdir}/convert.err"; then
+		echo "--time 0%-50% skipped nothing"
+		err=1
+	fi
+}
+
 test_pipe()
 {
 	echo "Testing trace.dat from pipe input"
@@ -350,6 +364,7 @@ test_bad_input()
 test_file_v7 || err=1
 test_time_extend || err=1
 test_versions_compression || err=1
+test_time_range || err=1
 test_pipe || err=1
 test_compressed_input || err=1
 test_synthetic || err=1
