@@ -370,8 +370,13 @@ static int parse_tracing_data(struct tdw *w, const u8 *data, size_t size)
 
 	w->ftrace = c.p;
 	n = cur32(&c);
-	for (i = 0; i < n && c.p; i++)
-		cur_take(&c, cur64(&c));
+	for (i = 0; i < n && c.p; i++) {
+		u64 len = cur64(&c);
+
+		p = cur_take(&c, len);
+		if (p)
+			w->max_id = max(w->max_id, format_id(p, len));
+	}
 	if (!c.p)
 		goto truncated;
 	w->ftrace_len = c.p - w->ftrace;
