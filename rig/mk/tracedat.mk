@@ -31,6 +31,7 @@ tracedat-unit:
 	rig/tracedat/writer-test.sh
 
 tracedat-test:
+	@test -x $(TRACEDAT_PERF) || $(MAKE) --no-print-directory perf
 	rig/perf/run-tests.sh $(TRACEDAT_PERF) $(TRACEDAT_TESTS)
 
 tracedat-ks:
