@@ -14,7 +14,8 @@ arch_check "$arch"
 stage "vm $arch"
 
 O=$(kbuild_dir "$arch")
-V=$OUT/vm-$arch
+# VM_DIR: where this run's files go (default out/vm-$ARCH; one run per directory).
+V=${VM_DIR:-$OUT/vm-$arch}
 rm -rf "$V" && mkdir -p "$V"
 TIMEOUT=${VM_TIMEOUT:-900}
 MEM=${VM_MEM:-2G}
@@ -24,13 +25,13 @@ case "$arch" in
 x86_64)
 	img=$O/arch/x86/boot/bzImage
 	[ -f "$img" ] || die "no $img: run 'make kernel ARCH=x86_64' first"
-	QEMU=(qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m "$MEM" -nographic -no-reboot
+	QEMU=(qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m "$MEM" -nographic -no-reboot -nic none
 		-kernel "$img"
 		-fsdev "local,id=root,path=/,security_model=none,readonly=on,multidevs=remap"
 		-device virtio-9p-pci,fsdev=root,mount_tag=/dev/root
 		-fsdev "local,id=out,path=$OUT,security_model=none,multidevs=remap"
 		-device virtio-9p-pci,fsdev=out,mount_tag=rigout
-		-append "console=ttyS0 loglevel=4 panic=-1 root=/dev/root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144 ro init=$RIG_TOP/rig/guest/init rig.cmd=$V/cmd.sh rig.out=$OUT rig.dir=$RIG_TOP")
+		-append "console=ttyS0 loglevel=4 panic=-1 acpi=off root=/dev/root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144 ro init=$RIG_TOP/rig/guest/init rig.cmd=$V/cmd.sh rig.out=$OUT rig.dir=$RIG_TOP")
 	;;
 arm64)
 	img=$O/arch/arm64/boot/Image
@@ -65,7 +66,7 @@ esac
 
 info "booting $(basename "$img") ($arch, TCG, timeout ${TIMEOUT}s); console: ${V#"$RIG_TOP"/}/console.log"
 set +e
-timeout -k 10 "$TIMEOUT" "${QEMU[@]}" </dev/null 2>&1 | tr -d '\r' | tee "$V/console.log" |
+timeout -k 10 "$TIMEOUT" "${QEMU[@]}" </dev/null 2>&1 | sed -u 's/\r$//' | tee "$V/console.log" |
 	awk '/@@RIG-CMD-END@@/{p=0} p{print; fflush()} /@@RIG-CMD-BEGIN@@/{p=1}'
 qrc=${PIPESTATUS[0]}
 set -e
