@@ -84,7 +84,7 @@ static atomic_t swaux_buf_ids = ATOMIC_INIT(0);
 /* The sink buffer: rb->aux_priv */
 struct swaux_buf {
 	struct kref	ref;		/* perf core's (until ->free_aux) + writer's */
-	spinlock_t	lock;		/* protects dead vs. writes */
+	raw_spinlock_t	lock;		/* protects dead vs. writes */
 	bool		dead;		/* ->free_aux() was called */
 	bool		snapshot;
 	u32		id;
@@ -132,7 +132,7 @@ static void *swaux_setup_aux(struct perf_event *event, void **pages,
 		return NULL;
 
 	kref_init(&buf->ref);
-	spin_lock_init(&buf->lock);
+	raw_spin_lock_init(&buf->lock);
 	buf->snapshot = overwrite;
 	buf->id = atomic_inc_return(&swaux_buf_ids);
 	buf->cpu = event->cpu;
@@ -150,9 +150,9 @@ static void swaux_free_aux(void *data)
 	unsigned long flags;
 
 	/* After this perf core frees the pages: no more writes. */
-	spin_lock_irqsave(&buf->lock, flags);
+	raw_spin_lock_irqsave(&buf->lock, flags);
 	buf->dead = true;
-	spin_unlock_irqrestore(&buf->lock, flags);
+	raw_spin_unlock_irqrestore(&buf->lock, flags);
 
 	kref_put(&buf->ref, swaux_buf_release);
 }
@@ -210,7 +210,7 @@ static void swaux_write_one(struct swaux_writer *w)
 	/* The hardware only knows its base: offsets wrap at its own size. */
 	off = (w->handle.head + w->written) & (buf->size - 1);
 
-	spin_lock(&buf->lock);
+	raw_spin_lock(&buf->lock);
 	if (!buf->dead) {
 		memcpy(buf->pages[off >> PAGE_SHIFT] + offset_in_page(off),
 		       &rec, sizeof(rec));
@@ -218,7 +218,7 @@ static void swaux_write_one(struct swaux_writer *w)
 	} else {
 		atomic_inc(&stat_dead_writes);
 	}
-	spin_unlock(&buf->lock);
+	raw_spin_unlock(&buf->lock);
 
 	w->written += SWAUX_REC;
 }
