@@ -25,7 +25,7 @@ EXTRA_HELP += "  make tracedat-unit        trace.dat writer vs trace-cmd report 
 
 .PHONY: tracedat-unit tracedat-test tracedat-ks bench
 
-CHECK_STAGES += tracedat-unit
+CHECK_STAGES += tracedat-unit tracedat-test
 
 tracedat-unit:
 	rig/tracedat/writer-test.sh

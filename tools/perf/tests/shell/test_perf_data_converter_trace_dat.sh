@@ -16,8 +16,13 @@ mounted_tracefs=""
 tracefs=/sys/kernel/tracing
 
 shelldir=$(dirname "$0")
-# shellcheck source=lib/setup_python.sh
-. "${shelldir}"/lib/setup_python.sh
+if [ -e "${shelldir}"/lib/setup_python.sh ]; then
+	# shellcheck source=lib/setup_python.sh
+	. "${shelldir}"/lib/setup_python.sh
+else
+	# Run from outside a perf tree (the rig's overlay copy).
+	PYTHON=${PYTHON:-python3}
+fi
 
 if ! command -v trace-cmd >/dev/null; then
 	echo "trace-cmd not installed [Skipped]"
