@@ -25,7 +25,7 @@ EXTRA_HELP += "  make tracedat-unit        trace.dat writer vs trace-cmd report 
 
 .PHONY: tracedat-unit tracedat-test tracedat-ks bench
 
-CHECK_STAGES += tracedat-unit tracedat-test
+CHECK_STAGES += tracedat-unit tracedat-test tracedat-ks
 
 tracedat-unit:
 	rig/tracedat/writer-test.sh
@@ -35,6 +35,7 @@ tracedat-test:
 	rig/perf/run-tests.sh $(TRACEDAT_PERF) $(TRACEDAT_TESTS)
 
 tracedat-ks:
+	@test -x $(TRACEDAT_PERF) || $(MAKE) --no-print-directory perf
 	rig/tracedat/kernelshark.sh $(TRACEDAT_PERF) $(CURDIR)/out/tracedat
 
 bench:
