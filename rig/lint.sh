@@ -112,6 +112,8 @@ else
 		grep -E 'warning:|error:|BUILD-FAILED|: ERROR:|: WARNING:|: CHECK:' "$1" |
 			sed -E -e "s|$TREE/||g" -e 's/:[0-9]+(:[0-9]+)?:/:/' | sort -u
 	}
+	# Hold the tree for the whole base/series comparison.
+	tree_lock exclusive
 	BASE=1 bash "$RIG_TOP/rig/tree.sh"
 	build_checks base
 	bash "$RIG_TOP/rig/tree.sh"
