@@ -476,7 +476,7 @@ static void redirect_and_check(struct __test_metadata *_metadata,
 
 	if (to)
 		auxbuf_save(to);
-	ASSERT_EQ(ioctl(self->p_fd, PERF_EVENT_IOC_SET_OUTPUT, to ? to->fd : -1), 0)
+	ASSERT_EQ(ioctl(self->p_fd, PERF_EVENT_IOC_SET_OUTPUT, to ? (long)to->fd : -1L), 0)
 		TH_LOG("SET_OUTPUT: %s", strerror(errno));
 	/* From here on nothing may write into @from. */
 	auxbuf_save(from);
@@ -576,7 +576,7 @@ TEST_F_TIMEOUT(redirect, unmap_new, 60)
 	pthread_join(th, NULL);
 	if (ret) {
 		/* B already gone: P still on A, move it away explicitly */
-		ASSERT_EQ(ioctl(self->p_fd, PERF_EVENT_IOC_SET_OUTPUT, -1), 0);
+		ASSERT_EQ(ioctl(self->p_fd, PERF_EVENT_IOC_SET_OUTPUT, -1L), 0);
 	}
 	auxbuf_save(A);
 	run_for(_metadata, self, variant, 300);
@@ -640,7 +640,7 @@ TEST_F_TIMEOUT(redirect, stress, 120)
 			continue;
 		}
 		if (i == 3) {
-			ASSERT_EQ(ioctl(self->p_fd, PERF_EVENT_IOC_SET_OUTPUT, -1), 0);
+			ASSERT_EQ(ioctl(self->p_fd, PERF_EVENT_IOC_SET_OUTPUT, -1L), 0);
 		} else {
 			ASSERT_EQ(ioctl(self->p_fd, PERF_EVENT_IOC_SET_OUTPUT, b->fd), 0)
 				TH_LOG("SET_OUTPUT: %s", strerror(errno));
