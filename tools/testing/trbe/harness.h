@@ -77,7 +77,7 @@ static bool harness_setup_errata(unsigned long errata, unsigned long cpus)
 	if (harness_platform_driver->probe(&harness_pdev))
 		return false;
 	harness_drvdata = platform_get_drvdata(&harness_pdev);
-	return harness_drvdata != NULL;
+	return harness_drvdata;
 }
 
 static bool harness_setup(void)
@@ -169,8 +169,8 @@ static bool harness_check_invariants(void)
 			continue;
 		}
 		if (buf->cpudata != cpudata || cpudata->buf != buf)
-			violation("cpu%d: TRBE programmed with a buffer not associated with the CPU",
-				  cpu);
+			violation_of("cpu%d", cpu,
+				     "TRBE programmed with a buffer not associated with the CPU");
 		start = (unsigned long)h->rb->mem;
 		end = start + perf_aux_size(h->rb);
 		base = reg_base(cpu);
@@ -180,8 +180,9 @@ static bool harness_check_invariants(void)
 			violation("cpu%d: sink buffer is not the AUX buffer of rb %s",
 				  cpu, h->rb->name);
 		if (base < start || limit > end || ptr < base || ptr >= limit)
-			violation("cpu%d: BASE 0x%lx PTR 0x%lx LIMIT 0x%lx outside rb %s [0x%lx, 0x%lx)",
-				  cpu, base, ptr, limit, h->rb->name, start, end);
+			violation_of("cpu%d", cpu,
+				     "BASE 0x%lx PTR 0x%lx LIMIT 0x%lx outside rb %s [0x%lx, 0x%lx)",
+				     base, ptr, limit, h->rb->name, start, end);
 		else if (!h->rb->aux_overwrite &&
 			 ((ptr - start + perf_aux_size(h->rb) -
 			   h->head % perf_aux_size(h->rb)) %

@@ -30,8 +30,9 @@ void harness_warn(const char *file, int line, const char *cond);
 	__w;								\
 })
 #define WARN_ON_ONCE(cond)	WARN_ON(cond)
-#define READ_ONCE(x)		(*(volatile typeof(x) *)&(x))
-#define WRITE_ONCE(x, val)	do { *(volatile typeof(x) *)&(x) = (val); } while (0)
+/* One access each, not torn: relaxed atomics say that without volatile. */
+#define READ_ONCE(x)		__atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define WRITE_ONCE(x, val)	__atomic_store_n(&(x), (val), __ATOMIC_RELAXED)
 
 /* pr_fmt() is defined by the driver before any use. */
 #define pr_err(fmt, ...)	printf("# " pr_fmt(fmt), ##__VA_ARGS__)
@@ -48,7 +49,7 @@ bool this_cpu_has_cap(unsigned int cap);
 /* Interrupts: model/hw.c */
 unsigned long harness_irq_save(void);
 void harness_irq_restore(unsigned long flags);
-#define local_irq_save(flags)	do { (flags) = harness_irq_save(); } while (0)
+#define local_irq_save(flags)	((flags) = harness_irq_save())
 #define local_irq_restore(flags) harness_irq_restore(flags)
 int platform_get_irq_affinity(struct platform_device *dev, unsigned int num,
 			      const struct cpumask **affinity);
@@ -74,7 +75,11 @@ int smp_call_function_single(int cpu, void (*func)(void *info), void *info,
 struct page;
 void *harness_zalloc(size_t size);
 void *harness_zalloc_node(size_t size, int node);
-#define kzalloc_node(size, gfp, node)	harness_zalloc_node(size, node)
+static inline void *kzalloc_node(size_t size, int gfp, int node)
+{
+	return harness_zalloc_node(size, node);
+}
+
 #define kzalloc_objs(obj, n)		harness_zalloc(sizeof(obj) * (n))
 #define kfree(p)			free(p)
 void *devm_kzalloc(struct device *dev, size_t size, int gfp);
@@ -88,10 +93,12 @@ static inline void *dev_get_drvdata(const struct device *dev)
 {
 	return dev->driver_data;
 }
+
 static inline void dev_set_drvdata(struct device *dev, void *data)
 {
 	dev->driver_data = data;
 }
+
 #define platform_get_drvdata(pdev)	dev_get_drvdata(&(pdev)->dev)
 int platform_driver_register(struct platform_driver *drv);
 

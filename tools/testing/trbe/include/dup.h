@@ -68,13 +68,14 @@ cpuid_feature_extract_unsigned_field(u64 features, int field)
 
 /* include/linux/kernel.h, math.h, align.h, minmax.h, sizes.h */
 #define ARRAY_SIZE(arr)		(sizeof(arr) / sizeof((arr)[0]))
-#define __ALIGN_MASK(x, mask)	(((x) + (mask)) & ~(mask))
 #define IS_ALIGNED(x, a)	(((x) & ((typeof(x))(a) - 1)) == 0)
 #define __round_mask(x, y)	((__typeof__(x))((y) - 1))
 #define round_up(x, y)		((((x) - 1) | __round_mask(x, y)) + 1)
 #define round_down(x, y)	((x) & ~__round_mask(x, y))
-#define roundup(x, y)		((((x) + ((y) - 1)) / (y)) * (y))
-#define rounddown(x, y)		((x) - ((x) % (y)))
+#define roundup(x, y) ({ typeof(y) __y = (y); \
+			 (((x) + (__y - 1)) / __y) * __y; })
+#define rounddown(x, y) ({ typeof(x) __x = (x); \
+			   __x - (__x % (y)); })
 #define min(a, b) ({ __auto_type __a = (a); __auto_type __b = (b); \
 		     __a < __b ? __a : __b; })
 #define max(a, b) ({ __auto_type __a = (a); __auto_type __b = (b); \
@@ -93,7 +94,7 @@ static inline bool IS_ERR(const void *ptr)
 
 /* include/vdso/page.h (4K pages) */
 #define PAGE_SHIFT		12
-#define PAGE_SIZE		(1UL << PAGE_SHIFT)
+#define PAGE_SIZE		BIT(PAGE_SHIFT)
 #define PAGE_MASK		(~(PAGE_SIZE - 1))
 
 /* include/linux/circ_buf.h */
@@ -107,6 +108,7 @@ static inline void set_bit(long nr, unsigned long *addr)
 {
 	addr[nr / BITS_PER_LONG] |= 1UL << (nr % BITS_PER_LONG);
 }
+
 static inline bool test_bit(long nr, const unsigned long *addr)
 {
 	return addr[nr / BITS_PER_LONG] & (1UL << (nr % BITS_PER_LONG));
@@ -119,21 +121,34 @@ static inline bool cpumask_test_cpu(int cpu, const cpumask_t *m)
 {
 	return test_bit(cpu, m->bits);
 }
+
 static inline void cpumask_set_cpu(int cpu, cpumask_t *m)
 {
 	set_bit(cpu, m->bits);
 }
+
 static inline void cpumask_clear_cpu(int cpu, cpumask_t *m)
 {
 	m->bits[cpu / BITS_PER_LONG] &= ~(1UL << (cpu % BITS_PER_LONG));
 }
+
 static inline void cpumask_copy(cpumask_t *d, const cpumask_t *s)
 {
 	*d = *s;
 }
+
+/* The next CPU of @m after @n, or NR_CPUS. */
+static inline int cpumask_next(int n, const cpumask_t *m)
+{
+	for (n++; n < NR_CPUS; n++)
+		if (cpumask_test_cpu(n, m))
+			break;
+	return n;
+}
+
 #define for_each_cpu(cpu, mask)					\
-	for ((cpu) = 0; (cpu) < NR_CPUS; (cpu)++)		\
-		if (!cpumask_test_cpu((cpu), (mask))) {} else
+	for ((cpu) = cpumask_next(-1, (mask)); (cpu) < NR_CPUS;	\
+	     (cpu) = cpumask_next((cpu), (mask)))
 
 /* include/linux/types.h, list.h */
 struct list_head { struct list_head *next, *prev; };
@@ -203,10 +218,12 @@ struct device {
 	void *driver_data;
 	const char *name;
 };
+
 struct attribute {
 	const char *name;
 	umode_t mode;
 };
+
 struct device_attribute {
 	struct attribute attr;
 	ssize_t (*show)(struct device *dev, struct device_attribute *attr,
@@ -214,6 +231,7 @@ struct device_attribute {
 	ssize_t (*store)(struct device *dev, struct device_attribute *attr,
 			 const char *buf, size_t count);
 };
+
 #define __ATTR_RO(_name) { .attr = { .name = #_name, .mode = 0444 },	\
 			   .show = _name##_show }
 #define DEVICE_ATTR_RO(_name) \
@@ -222,28 +240,33 @@ struct attribute_group {
 	const char *name;
 	struct attribute **attrs;
 };
+
 struct platform_device {
 	const char *name;
 	struct device dev;
 };
+
 struct platform_device_id {
 	char name[20];
 	unsigned long driver_data;
 };
+
 struct of_device_id {
 	char name[32];
 	char type[32];
 	char compatible[128];
 	const void *data;
 };
+
 struct device_driver {
 	const char *name;
 	const struct of_device_id *of_match_table;
 	bool suppress_bind_attrs;
 };
+
 struct platform_driver {
-	int (*probe)(struct platform_device *);
-	void (*remove)(struct platform_device *);
+	int (*probe)(struct platform_device *pdev);
+	void (*remove)(struct platform_device *pdev);
 	struct device_driver driver;
 	const struct platform_device_id *id_table;
 };
@@ -263,6 +286,7 @@ enum coresight_dev_type {
 	CORESIGHT_DEV_TYPE_HELPER,
 	CORESIGHT_DEV_TYPE_MAX
 };
+
 enum coresight_dev_subtype_sink {
 	CORESIGHT_DEV_SUBTYPE_SINK_DUMMY,
 	CORESIGHT_DEV_SUBTYPE_SINK_PORT,
@@ -270,16 +294,20 @@ enum coresight_dev_subtype_sink {
 	CORESIGHT_DEV_SUBTYPE_SINK_SYSMEM,
 	CORESIGHT_DEV_SUBTYPE_SINK_PERCPU_SYSMEM,
 };
+
 union coresight_dev_subtype {
 	enum coresight_dev_subtype_sink sink_subtype;
 };
+
 struct coresight_platform_data {
 	int nr_inconns;
 	int nr_outconns;
 };
+
 struct csdev_access {
 	bool io_mem;
 };
+
 #define CORESIGHT_DESC_CPU_BOUND	BIT(0)
 struct coresight_device;
 struct coresight_desc {
@@ -294,16 +322,19 @@ struct coresight_desc {
 	u32 flags;
 	int cpu;
 };
+
 struct coresight_path {
 	struct list_head		path_list;
 	u8				trace_id;
 	struct perf_output_handle	*handle;
 };
+
 enum cs_mode {
 	CS_MODE_DISABLED = 0,
 	CS_MODE_SYSFS	 = BIT(0),
 	CS_MODE_PERF	 = BIT(1),
 };
+
 struct coresight_ops_sink {
 	int (*enable)(struct coresight_device *csdev, enum cs_mode mode,
 		      struct coresight_path *path);
@@ -313,9 +344,10 @@ struct coresight_ops_sink {
 			      int nr_pages, bool overwrite);
 	void (*free_buffer)(void *config);
 	unsigned long (*update_buffer)(struct coresight_device *csdev,
-			      struct perf_output_handle *handle,
-			      void *sink_config);
+				       struct perf_output_handle *handle,
+				       void *sink_config);
 };
+
 struct coresight_ops {
 	int (*trace_id)(struct coresight_device *csdev, enum cs_mode mode,
 			struct coresight_device *sink);
@@ -323,6 +355,7 @@ struct coresight_ops {
 	void (*pm_restore_enable)(struct coresight_device *csdev);
 	const struct coresight_ops_sink *sink_ops;
 };
+
 /* Reduced: the members the TRBE driver and etm-perf's sink calls use. */
 struct coresight_device {
 	struct coresight_platform_data *pdata;
@@ -341,6 +374,7 @@ enum etm_addr_type {
 	ETM_ADDR_TYPE_START,
 	ETM_ADDR_TYPE_STOP,
 };
-#define sink_ops(csdev)		csdev->ops->sink_ops
+
+#define sink_ops(csdev)		((csdev)->ops->sink_ops)
 
 #endif /* __TRBE_TEST_DUP_H */

@@ -68,10 +68,10 @@ static inline void coresight_unregister(struct coresight_device *csdev)
 {
 }
 
-static inline int cpuhp_setup_state_multi(enum cpuhp_state state,
-		const char *name,
-		int (*startup)(unsigned int cpu, struct hlist_node *node),
-		int (*teardown)(unsigned int cpu, struct hlist_node *node))
+static inline int
+cpuhp_setup_state_multi(enum cpuhp_state state, const char *name,
+			int (*startup)(unsigned int cpu, struct hlist_node *node),
+			int (*teardown)(unsigned int cpu, struct hlist_node *node))
 {
 	return CPUHP_AP_ONLINE_DYN;
 }

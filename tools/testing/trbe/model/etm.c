@@ -226,7 +226,7 @@ static void etm_event_stop(struct perf_event *event, int mode)
 			return;
 
 		size = sink_ops(sink)->update_buffer(sink, handle,
-					      event_data->snk_config);
+						     event_data->snk_config);
 		if (READ_ONCE(handle->event))
 			perf_aux_output_end(handle, size);
 		else

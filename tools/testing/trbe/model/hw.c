@@ -65,6 +65,9 @@ static bool harness_in_irq;
 	else if (harness_violations == HARNESS_MAX_REPORTS + 1)	\
 		printf("# VIOLATION: (further violations counted, not printed)\n"); \
 } while (0)
+/* violation("cpu%d: " fmt, cpu, ...), the format on a line of its own */
+#define violation_of(what_fmt, what, fmt, ...)				\
+	violation(what_fmt ": " fmt, what, ##__VA_ARGS__)
 
 void harness_warn(const char *file, int line, const char *cond)
 {

@@ -122,8 +122,9 @@ static void perf_model_check_report(struct perf_buffer *rb,
 		u8 b = rb->mem[(start + i) % bufsize];
 
 		if (b == HW_POISON) {
-			violation("rb %s: PERF_RECORD_AUX [%lu, +%lu) reports byte %lu that was never written",
-				  rb->name, start, size, start + i);
+			violation_of("rb %s", rb->name,
+				     "PERF_RECORD_AUX [%lu, +%lu) reports byte %lu that was never written",
+				     start, size, start + i);
 			return;
 		}
 	}
@@ -195,8 +196,9 @@ void *perf_aux_output_begin(struct perf_output_handle *handle,
 	/* Model: note a handle that the IRQ path rebinds to another rb. */
 	if (harness_in_irq && handle->rb && handle->rb != rb &&
 	    ++irq_rebinds <= 3) {
-		printf("# step %lu: cpu%d overflow IRQ: perf_aux_output_begin() rebinds the handle from rb %s to rb %s\n",
-		       harness_step, harness_cpu, handle->rb->name, rb->name);
+		fprintf(stdout,
+			"# step %lu: cpu%d overflow IRQ: %s() rebinds the handle from rb %s to rb %s\n",
+			harness_step, harness_cpu, __func__, handle->rb->name, rb->name);
 	}
 
 	aux_head = rb->aux_head;
@@ -253,7 +255,7 @@ void perf_aux_output_end(struct perf_output_handle *handle, unsigned long size)
 	unsigned long aux_head;
 
 	if (!handle->event) {
-		violation("perf_aux_output_end() on a handle with no transaction");
+		violation("%s() on a handle with no transaction", __func__);
 		return;
 	}
 
@@ -436,8 +438,9 @@ static bool perf_model_check_store(int cpu, unsigned long addr)
 	off = addr - (unsigned long)rb->mem;
 	hoff = h->head % size;
 	if ((off + size - hoff) % size >= h->size) {
-		violation("cpu%d: TRBE store into rb %s at offset %lu, outside [head %lu, head + size %lu)",
-			  cpu, rb->name, off, h->head, h->head + h->size);
+		violation_of("cpu%d", cpu,
+			     "TRBE store into rb %s at offset %lu, outside [head %lu, head + size %lu)",
+			     rb->name, off, h->head, h->head + h->size);
 	}
 	return true;
 }

@@ -16,7 +16,7 @@ static bool test_probe_reads_trbidr(void)
 		ASSERT_EQ(cpudata->trbe_align, 64);
 		ASSERT_TRUE(cpudata->trbe_flag);
 		ASSERT_EQ(cpudata->cpu, cpu);
-		ASSERT_TRUE(coresight_get_percpu_sink(cpu) != NULL);
+		ASSERT_TRUE(coresight_get_percpu_sink(cpu));
 		ASSERT_TRUE(dev_get_drvdata(&coresight_get_percpu_sink(cpu)->dev) == cpudata);
 		ASSERT_TRUE(hw[cpu].irq_enabled);
 		ASSERT_FALSE(hw_enabled(cpu));
@@ -41,10 +41,10 @@ static bool test_probe_rejects_unusable_trbe(void)
 	ASSERT_FALSE(cpumask_test_cpu(1, &harness_drvdata->supported_cpus));
 	ASSERT_FALSE(cpumask_test_cpu(2, &harness_drvdata->supported_cpus));
 	ASSERT_FALSE(cpumask_test_cpu(3, &harness_drvdata->supported_cpus));
-	ASSERT_TRUE(coresight_get_percpu_sink(0) != NULL);
-	ASSERT_TRUE(coresight_get_percpu_sink(1) == NULL);
-	ASSERT_TRUE(coresight_get_percpu_sink(2) == NULL);
-	ASSERT_TRUE(coresight_get_percpu_sink(3) == NULL);
+	ASSERT_TRUE(coresight_get_percpu_sink(0));
+	ASSERT_TRUE(!coresight_get_percpu_sink(1));
+	ASSERT_TRUE(!coresight_get_percpu_sink(2));
+	ASSERT_TRUE(!coresight_get_percpu_sink(3));
 	ASSERT_CLEAN();
 	return true;
 }
@@ -93,8 +93,8 @@ static bool test_normal_fill_and_wrap(void)
 	ASSERT_CLEAN();
 	ASSERT_FALSE(hw_enabled(TCPU));
 	ASSERT_EQ(rb->bytes_reported, hw[TCPU].bytes_stored);
-	ASSERT_TRUE(ctxt_of(TCPU)->event_data == NULL);
-	ASSERT_TRUE(buf_of(rb)->cpudata == NULL);
+	ASSERT_TRUE(!ctxt_of(TCPU)->event_data);
+	ASSERT_TRUE(!buf_of(rb)->cpudata);
 	ASSERT_TRUE(rb->aux_head > (long)(8 * PAGE_SIZE));
 	return true;
 }
@@ -114,10 +114,10 @@ static bool test_buffer_full_truncates(void)
 	ASSERT_FALSE(hw_enabled(TCPU));
 	ASSERT_EQ(rb->nr_truncated, 1);
 	ASSERT_EQ(e->state, HARNESS_EVENT_OFF);
-	ASSERT_TRUE(hw_published_handle(TCPU) == NULL);
-	ASSERT_TRUE(ctxt_of(TCPU)->handle.event == NULL);
-	ASSERT_TRUE(ctxt_of(TCPU)->event_data == NULL);
-	ASSERT_TRUE(cpudata_of(TCPU)->buf == NULL);
+	ASSERT_TRUE(!hw_published_handle(TCPU));
+	ASSERT_TRUE(!ctxt_of(TCPU)->handle.event);
+	ASSERT_TRUE(!ctxt_of(TCPU)->event_data);
+	ASSERT_TRUE(!cpudata_of(TCPU)->buf);
 	ASSERT_EQ(rb->bytes_reported, hw[TCPU].bytes_stored);
 	ASSERT_TRUE(rb->user_page->aux_head - rb->user_page->aux_tail <
 		    8 * PAGE_SIZE);
@@ -239,9 +239,9 @@ static bool fatal_status(u64 status)
 	ASSERT_EQ(rb->nr_truncated, 1);
 	ASSERT_EQ(rb->bytes_reported, 0);
 	ASSERT_EQ(e->state, HARNESS_EVENT_OFF);
-	ASSERT_TRUE(hw_published_handle(TCPU) == NULL);
-	ASSERT_TRUE(ctxt_of(TCPU)->event_data == NULL);
-	ASSERT_TRUE(cpudata_of(TCPU)->buf == NULL);
+	ASSERT_TRUE(!hw_published_handle(TCPU));
+	ASSERT_TRUE(!ctxt_of(TCPU)->event_data);
+	ASSERT_TRUE(!cpudata_of(TCPU)->buf);
 	return true;
 }
 
@@ -283,13 +283,13 @@ static bool test_begin_failure(void)
 	ASSERT_EQ(rb->bytes_reported, 4 * PAGE_SIZE);
 	/* disconnected handle: TRBE off, etm-perf sees handle->event == NULL */
 	ASSERT_FALSE(hw_enabled(TCPU));
-	ASSERT_TRUE(hw_published_handle(TCPU) == NULL);
-	ASSERT_TRUE(ctxt_of(TCPU)->handle.event == NULL);
+	ASSERT_TRUE(!hw_published_handle(TCPU));
+	ASSERT_TRUE(!ctxt_of(TCPU)->handle.event);
 	ASSERT_EQ(e->state, HARNESS_EVENT_ACTIVE);
 	ev_sched_out(e);
 	ASSERT_CLEAN();
-	ASSERT_TRUE(cpudata_of(TCPU)->buf == NULL);
-	ASSERT_TRUE(buf_of(rb)->cpudata == NULL);
+	ASSERT_TRUE(!cpudata_of(TCPU)->buf);
+	ASSERT_TRUE(!buf_of(rb)->cpudata);
 
 	fail_aux_begin = false;
 	user_consume(rb, ~0UL);

@@ -100,10 +100,11 @@ static bool random_sequence(bool redirect)
 	ev_sched_out(f.c);
 	ev_sched_out(d);
 	ASSERT_CLEAN();
-	printf("# %d steps: stored %lu/%lu bytes, reported A %lu B %lu D %lu, IRQs %lu/%lu, IRQ rebinds %lu\n",
-	       RANDOM_STEPS, hw[ccpu].bytes_stored, hw[dcpu].bytes_stored,
-	       f.a->bytes_reported, f.b->bytes_reported, drb->bytes_reported,
-	       hw[ccpu].irqs_delivered, hw[dcpu].irqs_delivered, irq_rebinds);
+	fprintf(stdout,
+		"# %d steps: stored %lu/%lu bytes, reported A %lu B %lu D %lu, IRQs %lu/%lu, IRQ rebinds %lu\n",
+		RANDOM_STEPS, hw[ccpu].bytes_stored, hw[dcpu].bytes_stored,
+		f.a->bytes_reported, f.b->bytes_reported, drb->bytes_reported,
+		hw[ccpu].irqs_delivered, hw[dcpu].irqs_delivered, irq_rebinds);
 	ASSERT_TRUE(hw[ccpu].irqs_delivered > 0 && hw[dcpu].irqs_delivered > 0);
 	/* no errata on C's CPU: every byte stored was reported, once */
 	ASSERT_EQ(f.a->bytes_reported + f.b->bytes_reported,

@@ -51,7 +51,7 @@ static bool test_set_output_redirect_overflow(void)
 	ASSERT_EQ(perf_model_set_output(f.p, f.ob), 0);
 	ASSERT_TRUE(f.p->rb == f.b);
 	ASSERT_TRUE(ctxt_of(TCPU)->handle.rb == f.a);
-	ASSERT_TRUE(buf_of(f.b)->cpudata == NULL);
+	ASSERT_TRUE(!buf_of(f.b)->cpudata);
 	ASSERT_CLEAN();
 
 	/* the child's next overflow */
@@ -65,13 +65,13 @@ static bool test_set_output_redirect_overflow(void)
 	ASSERT_EQ(f.b->bytes_reported, 0);
 	ASSERT_EQ(f.b->nr_truncated, 1);
 	ASSERT_FALSE(hw_enabled(TCPU));
-	ASSERT_TRUE(hw_published_handle(TCPU) == NULL);
-	ASSERT_TRUE(buf_of(f.b)->cpudata == NULL);
+	ASSERT_TRUE(!hw_published_handle(TCPU));
+	ASSERT_TRUE(!buf_of(f.b)->cpudata);
 	/* perf disabled C; etm-perf tore the A path down without a WARN */
 	ASSERT_EQ(f.c->state, HARNESS_EVENT_OFF);
-	ASSERT_TRUE(ctxt_of(TCPU)->event_data == NULL);
-	ASSERT_TRUE(buf_of(f.a)->cpudata == NULL);
-	ASSERT_TRUE(cpudata_of(TCPU)->buf == NULL);
+	ASSERT_TRUE(!ctxt_of(TCPU)->event_data);
+	ASSERT_TRUE(!buf_of(f.a)->cpudata);
+	ASSERT_TRUE(!cpudata_of(TCPU)->buf);
 
 	/* re-enabling installs B through the sink enable path */
 	ev_enable(f.p);
@@ -117,8 +117,8 @@ static bool test_set_output_redirect_snapshot(void)
 	ASSERT_EQ(f.b->aux_head, 0);
 	ASSERT_FALSE(hw_enabled(TCPU));
 	ASSERT_EQ(f.c->state, HARNESS_EVENT_OFF);
-	ASSERT_TRUE(buf_of(f.a)->cpudata == NULL);
-	ASSERT_TRUE(buf_of(f.b)->cpudata == NULL);
+	ASSERT_TRUE(!buf_of(f.a)->cpudata);
+	ASSERT_TRUE(!buf_of(f.b)->cpudata);
 
 	ev_enable(f.p);
 	ASSERT_TRUE(ev_sched_in(f.c));
