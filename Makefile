@@ -10,7 +10,7 @@ export ARCH BASE
 # Stages of `make check`, in order. Fragments in rig/mk/ append to it.
 CHECK_STAGES := deps tree kernel-x86_64 kernel-arm64 rig-selftest lint vm-x86_64 vm-arm64
 
-.PHONY: help deps tree kernel vm lint check run clean rig-selftest \
+.PHONY: help deps tree kernel vm lint cocci check run clean rig-selftest \
 	kernel-x86_64 kernel-arm64 vm-x86_64 vm-arm64
 
 help:
@@ -23,6 +23,7 @@ help:
 	@echo '  make kernel ARCH=x86_64|arm64 [BASE=1]   build into build/kbuild-$$ARCH'
 	@echo '  make vm ARCH=... CMD=...  boot the built kernel under QEMU TCG and run CMD in the guest'
 	@echo '  make lint                 series lint, checkpatch --strict, sparse + W=1 vs the base'
+	@echo '  make cocci                coccicheck of the kernel files the series touches, vs the base (slow)'
 	@echo '  make rig-selftest         the rig checks itself (overlay guard, fuzz, splat detection)'
 	@echo '  make clean                remove build/ and out/ (the cache in $$RIG_CACHE stays)'
 	@$(if $(EXTRA_HELP),printf '%s\n' 'More targets:' $(EXTRA_HELP))
@@ -42,6 +43,9 @@ vm:
 
 lint:
 	@bash rig/lint.sh
+
+cocci:
+	@bash rig/cocci.sh
 
 rig-selftest:
 	@bash rig/selftest.sh

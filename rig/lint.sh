@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make lint: series lint, checkpatch --strict on patches and overlay C files,
-# sparse (C=2) + W=1 and coccicheck on what the series touches, for both arches,
+# sparse (C=2) + W=1 on the kernel files the series touches, for both arches
 # compared with the same build of the base: anything new fails.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/series.sh"
@@ -71,15 +71,15 @@ if [ ${#SH[@]} -gt 0 ]; then
 	ok "shellcheck on ${#SH[@]} scripts"
 fi
 
-# 5. sparse + W=1 and coccicheck on the kernel files the series touches, vs the base.
+# 5. sparse + W=1 on the kernel files the series touches, vs the base.
 SPARSE=$RIG_CACHE/sparse/bin/sparse
 [ "$(cd /tmp && "$TREE/scripts/checker-valid.sh" "$SPARSE")" = 1 ] || die "$SPARSE is not usable for this tree: run 'make deps'"
 mapfile -t KFILES < <(git -C "$TREE" diff --name-only overlay series -- . ':!tools' ':!Documentation' ':!scripts' | grep -E '\.c$' || true)
 if [ ${#KFILES[@]} -eq 0 ]; then
-	ok "the series touches no kernel C file: no sparse/W=1/coccicheck comparison needed"
+	ok "the series touches no kernel C file: no sparse/W=1 comparison needed"
 else
 	mapfile -t KDIRS < <(printf '%s\n' "${KFILES[@]}" | xargs -n1 dirname | sort -u)
-	info "sparse + W=1 + coccicheck on ${KDIRS[*]} (files: ${KFILES[*]})"
+	info "sparse + W=1 on ${KDIRS[*]} (files: ${KFILES[*]})"
 	build_checks() { # $1 = base|series
 		local arch O L d f
 		for arch in x86_64 arm64; do
@@ -97,15 +97,6 @@ else
 				cpu_lock make -C "$TREE" O="$O" $(kmake_args "$arch") CC="$(kcc "$arch")" -j2 \
 					C=2 CHECK="$SPARSE" W=1 "$d/" >>"$L" 2>&1 || echo "BUILD-FAILED $d" >>"$L"
 			done
-			for f in "${KFILES[@]}"; do
-				grep -q "^obj-" "$TREE/$(dirname "$f")/Makefile" 2>/dev/null || continue
-				[ -f "$O/${f%.c}.o" ] || continue
-				# shellcheck disable=SC2046
-				cpu_lock make -C "$TREE" O="$O" $(kmake_args "$arch") CC="$(kcc "$arch")" \
-					C=2 CHECK="$TREE/scripts/coccicheck" MODE=report "${f%.c}.o" >>"$L.cocci" 2>&1 || true
-			done
-			[ -f "$L.cocci" ] && cat "$L.cocci" >>"$L" && rm -f "$L.cocci"
-			grep -c "CHECK " "$L" >/dev/null || true
 		done
 	}
 	norm() { # warnings without line numbers, paths relative to the tree
@@ -122,10 +113,10 @@ else
 		n=$(grep -c '  CHECK ' "$BUILD/lint-series-$arch.log" || true)
 		comm -13 <(norm "$BUILD/lint-base-$arch.log") <(norm "$BUILD/lint-series-$arch.log") >"$BUILD/lint-new-$arch.txt"
 		if [ -s "$BUILD/lint-new-$arch.txt" ]; then
-			bad "$arch: new sparse/W=1/coccicheck reports:"
+			bad "$arch: new sparse/W=1 reports:"
 			cat "$BUILD/lint-new-$arch.txt" >&2
 		else
-			ok "$arch: sparse ran on $n files; no new sparse, W=1 or coccicheck report vs the base"
+			ok "$arch: sparse ran on $n files; no new sparse or W=1 report vs the base"
 		fi
 	done
 fi
