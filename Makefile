@@ -36,6 +36,7 @@ tree:
 	@bash rig/tree.sh
 
 kernel:
+	@$(MAKE) --no-print-directory tree BASE=$(BASE)
 	@bash rig/kernel.sh $(ARCH)
 
 vm:
