@@ -30,3 +30,6 @@ perf-test:
 
 perf-ab:
 	rig/perf/ab.sh $(PERF_Z_TESTS)
+
+# perf-ab passed end to end (base FAIL x3 + guard PASS, series PASS x4).
+CHECK_STAGES += perf-ab
