@@ -130,7 +130,7 @@ static int dmesg_splats(void)
 	if (len < 0)
 		len = 0;
 	buf[len] = '\0';
-	for (size_t i = 0; i < sizeof(pats) / sizeof(pats[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(pats); i++)
 		for (char *p = strstr(buf, pats[i]); p; p = strstr(p + 1, pats[i]))
 			n++;
 	free(buf);
@@ -277,7 +277,7 @@ static bool auxbuf_changed(struct auxbuf *b)
 /* A child: trace on @cpu until told to stop, without sleeping */
 static void child_loop(struct shared *sh, int cpu)
 {
-	volatile unsigned long spin = 0;
+	atomic_ulong spin = 0;
 
 	if (pin_to(cpu))
 		_exit(2);
@@ -485,8 +485,8 @@ static void redirect_and_check(struct __test_metadata *_metadata,
 
 	auxbuf_scan(from, 0, true, &s);
 	EXPECT_FALSE(auxbuf_changed(from))
-		TH_LOG("old buffer written after SET_OUTPUT returned: %d new records, %d of children",
-		       s.changed, s.changed_inherited);
+		TH_LOG("old buffer written after SET_OUTPUT returned: %d new records, %d of %s",
+		       s.changed, s.changed_inherited, "children");
 	if (to) {
 		auxbuf_scan(to, 0, true, &s);
 		EXPECT_GT(s.changed_inherited, 0)
@@ -691,7 +691,7 @@ FIXTURE_TEARDOWN(swaux)
 
 TEST_F_TIMEOUT(swaux, own_buffer, 30)
 {
-	volatile unsigned long spin = 0;
+	atomic_ulong spin = 0;
 	struct auxbuf *b = &self->b;
 	struct scan s;
 	double end;
