@@ -14,6 +14,7 @@ PKGS=(
 	trace-cmd kernelshark xvfb xauth xdotool imagemagick time device-tree-compiler ocaml-nox
 )
 
+mkdir -p "$RIG_CACHE"
 missing=()
 for p in "${PKGS[@]}"; do
 	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
