@@ -88,6 +88,7 @@ struct swaux_buf {
 	bool		dead;		/* ->free_aux() was called */
 	bool		snapshot;
 	u32		id;
+	u64		seq;		/* records written into it (under lock) */
 	int		cpu;
 	unsigned long	size;
 	int		nr_pages;
@@ -101,7 +102,6 @@ struct swaux_writer {
 	struct swaux_buf	*buf;		/* programmed buffer */
 	unsigned long		written;	/* bytes since perf_aux_output_begin() */
 	unsigned long		limit;		/* overflow point */
-	u64			seq;
 	struct hrtimer		timer;
 };
 
@@ -188,7 +188,6 @@ static void swaux_write_one(struct swaux_writer *w)
 	struct swaux_record rec = {
 		.magic		= SWAUX_MAGIC,
 		.size		= SWAUX_REC,
-		.seq		= ++w->seq,
 		.time		= ktime_get_ns(),
 		.cpu		= smp_processor_id(),
 		.pid		= task_tgid_nr(current),
@@ -212,6 +211,7 @@ static void swaux_write_one(struct swaux_writer *w)
 
 	raw_spin_lock(&buf->lock);
 	if (!buf->dead) {
+		rec.seq = ++buf->seq;
 		memcpy(buf->pages[off >> PAGE_SHIFT] + offset_in_page(off),
 		       &rec, sizeof(rec));
 		atomic_inc(&stat_records);

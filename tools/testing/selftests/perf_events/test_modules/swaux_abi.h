@@ -25,7 +25,7 @@ struct swaux_record {
 	__u32	magic;
 	__u16	size;
 	__u16	flags;
-	__u64	seq;		/* per-CPU writer sequence number */
+	__u64	seq;		/* nth record written into buffer buf_id, from 1 */
 	__u64	time;		/* ktime_get_ns() */
 	__u64	event_id;	/* primary id: the parent's id for a child */
 	__u32	cpu;
