@@ -31,9 +31,11 @@
 #include <linux/kref.h>
 #include <linux/log2.h>
 #include <linux/module.h>
+#include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/perf_event.h>
 #include <linux/sched.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/timekeeping.h>
@@ -109,6 +111,18 @@ static DEFINE_PER_CPU(struct swaux_writer, swaux_writers);
 
 static struct pmu swaux_pmu;
 static struct dentry *swaux_debugfs;
+
+/*
+ * Every swaux event, for debugfs swaux/events: lets a test tool that took
+ * another process's event fds (pidfd_getfd()) tell them apart by id.
+ */
+struct swaux_ev {
+	struct list_head	node;
+	struct perf_event	*event;
+};
+
+static LIST_HEAD(swaux_events);
+static DEFINE_MUTEX(swaux_events_lock);
 
 static void swaux_buf_release(struct kref *ref)
 {
@@ -377,16 +391,61 @@ static void swaux_event_read(struct perf_event *event)
 {
 }
 
+static void swaux_event_destroy(struct perf_event *event)
+{
+	struct swaux_ev *ev = event->pmu_private;
+
+	mutex_lock(&swaux_events_lock);
+	list_del(&ev->node);
+	mutex_unlock(&swaux_events_lock);
+	kfree(ev);
+}
+
 static int swaux_event_init(struct perf_event *event)
 {
+	struct swaux_ev *ev;
+
 	if (event->attr.type != swaux_pmu.type)
 		return -ENOENT;
 
 	if (event->attr.config || event->attr.config1 || event->attr.config2)
 		return -EINVAL;
 
+	ev = kzalloc_obj(*ev, GFP_KERNEL);
+	if (!ev)
+		return -ENOMEM;
+
+	ev->event = event;
+	event->pmu_private = ev;
+	event->destroy = swaux_event_destroy;
+	mutex_lock(&swaux_events_lock);
+	list_add_tail(&ev->node, &swaux_events);
+	mutex_unlock(&swaux_events_lock);
+
 	return 0;
 }
+
+/* One line per event: id cpu target-pid parent-id mmapped state */
+static int swaux_events_show(struct seq_file *m, void *v)
+{
+	struct swaux_ev *ev;
+
+	mutex_lock(&swaux_events_lock);
+	list_for_each_entry(ev, &swaux_events, node) {
+		struct perf_event *event = ev->event;
+		struct task_struct *task = event->hw.target;
+
+		seq_printf(m, "%llu %d %d %llu %d %d\n", event->id, event->cpu,
+			   task ? task_pid_nr(task) : -1,
+			   event->parent ? event->parent->id : 0,
+			   atomic_read(&event->mmap_count) ? 1 : 0,
+			   event->state);
+	}
+	mutex_unlock(&swaux_events_lock);
+
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(swaux_events);
 
 static struct pmu swaux_pmu = {
 	.module		= THIS_MODULE,
@@ -412,6 +471,7 @@ static void swaux_debugfs_init(void)
 	debugfs_create_atomic_t("begin_fail", 0444, swaux_debugfs, &stat_begin_fail);
 	debugfs_create_atomic_t("busy", 0444, swaux_debugfs, &stat_busy);
 	debugfs_create_atomic_t("buffers", 0444, swaux_debugfs, &stat_bufs);
+	debugfs_create_file("events", 0444, swaux_debugfs, NULL, &swaux_events_fops);
 }
 
 static int __init swaux_init(void)

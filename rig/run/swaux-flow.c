@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * swaux-flow: the two user-space halves of `make run`'s redirect scenario.
+ *
+ *   swaux-flow work DIR CPU NCHILD MS
+ *	The workload perf records (perf record ... -- swaux-flow work ...).
+ *	Pinned to CPU; waits for DIR/stage1, forks NCHILD children pinned to
+ *	CPU that spin until DIR/stage3 exists plus MS milliseconds, writes
+ *	DIR/stage2 once they run, spins itself, then reaps them.
+ *
+ *   swaux-flow ctl DIR CPU PERF_PID OUT
+ *	The controller. Takes perf's swaux event fds with pidfd_getfd(),
+ *	tells them apart with debugfs swaux/events (by id): P = the per-task,
+ *	not mmapped swaux event on CPU (perf SET_OUTPUT it to its own buffer
+ *	B, owned by the mmapped swaux event on CPU); A = a disabled swaux
+ *	event of its own on CPU with its own AUX buffer. Then:
+ *	  P -> A (SET_OUTPUT), DIR/stage1; the workload forks;
+ *	  after DIR/stage2: P -> B, DIR/stage3.
+ *	Inherited children of P must follow P to B. At the end it copies the
+ *	records found in A to OUT and prints one summary line:
+ *	  "ctl: A buf_id=N records=N after_redirect=N mismatch=N"
+ *	after_redirect counts records of A written after P -> B by an
+ *	inherited writer: misplaced data (the bug this project fixes).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "swaux_abi.h"
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_pidfd_getfd
+#define SYS_pidfd_getfd 438
+#endif
+
+#define AUX_PAGES	256
+#define MAX_EVENTS	256
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("swaux-flow: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		die("sched_setaffinity(%d): %s", cpu, strerror(errno));
+}
+
+static void stage_path(char *buf, size_t len, const char *dir, int n)
+{
+	snprintf(buf, len, "%s/stage%d", dir, n);
+}
+
+static int stage_exists(const char *dir, int n)
+{
+	char p[512];
+
+	stage_path(p, sizeof(p), dir, n);
+	return access(p, F_OK) == 0;
+}
+
+static void stage_set(const char *dir, int n)
+{
+	char p[512];
+	int fd;
+
+	stage_path(p, sizeof(p), dir, n);
+	fd = open(p, O_CREAT | O_WRONLY, 0644);
+	if (fd < 0)
+		die("create %s: %s", p, strerror(errno));
+	close(fd);
+}
+
+/* Wait up to 60 s for a stage file; spin (the AUX writer needs a runner). */
+static void stage_wait(const char *dir, int n, int spin)
+{
+	uint64_t end = now_ns() + 60ull * 1000000000ull;
+
+	while (!stage_exists(dir, n)) {
+		if (now_ns() > end)
+			die("timed out waiting for %s/stage%d", dir, n);
+		if (!spin)
+			usleep(1000);
+	}
+}
+
+static void spin_for(uint64_t ns)
+{
+	uint64_t end = now_ns() + ns;
+
+	while (now_ns() < end)
+		;
+}
+
+static int work(const char *dir, int cpu, int nchild, int ms)
+{
+	int i, st, rc = 0;
+
+	pin(cpu);
+	stage_wait(dir, 1, 0);
+	for (i = 0; i < nchild; i++) {
+		pid_t pid = fork();
+
+		if (pid < 0)
+			die("fork: %s", strerror(errno));
+		if (!pid) {
+			stage_wait(dir, 3, 1);
+			spin_for((uint64_t)ms * 1000000ull);
+			_exit(0);
+		}
+	}
+	spin_for(20000000ull);
+	stage_set(dir, 2);
+	stage_wait(dir, 3, 1);
+	spin_for((uint64_t)ms * 1000000ull);
+	for (i = 0; i < nchild; i++) {
+		if (wait(&st) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
+			rc = 1;
+	}
+	return rc;
+}
+
+struct swev {
+	uint64_t id;
+	int cpu, pid, mmapped, state;
+	uint64_t parent;
+};
+
+static int read_events(struct swev *ev, int max)
+{
+	FILE *f = fopen("/sys/kernel/debug/swaux/events", "r");
+	int n = 0;
+
+	if (!f)
+		die("/sys/kernel/debug/swaux/events: %s (module loaded, debugfs mounted?)",
+		    strerror(errno));
+	while (n < max && fscanf(f, "%lu %d %d %lu %d %d", &ev[n].id, &ev[n].cpu,
+				 &ev[n].pid, &ev[n].parent, &ev[n].mmapped,
+				 &ev[n].state) == 6)
+		n++;
+	fclose(f);
+	return n;
+}
+
+static struct swev *find_event(struct swev *ev, int n, uint64_t id)
+{
+	for (int i = 0; i < n; i++)
+		if (ev[i].id == id)
+			return &ev[i];
+	return NULL;
+}
+
+/* perf's P (not mmapped, per task) and B owner (mmapped) on cpu */
+static void grab_perf_fds(int perf_pid, int cpu, int *p_fd, int *b_fd)
+{
+	struct swev ev[MAX_EVENTS];
+	char path[64], link[128];
+	struct dirent *de;
+	int pidfd, n;
+	DIR *d;
+
+	*p_fd = *b_fd = -1;
+	n = read_events(ev, MAX_EVENTS);
+	pidfd = syscall(SYS_pidfd_open, perf_pid, 0);
+	if (pidfd < 0)
+		die("pidfd_open(%d): %s", perf_pid, strerror(errno));
+	snprintf(path, sizeof(path), "/proc/%d/fd", perf_pid);
+	d = opendir(path);
+	if (!d)
+		die("%s: %s", path, strerror(errno));
+	while ((de = readdir(d))) {
+		char fdpath[320];
+		struct swev *e;
+		uint64_t id;
+		ssize_t len;
+		int fd;
+
+		snprintf(fdpath, sizeof(fdpath), "%s/%s", path, de->d_name);
+		len = readlink(fdpath, link, sizeof(link) - 1);
+		if (len < 0)
+			continue;
+		link[len] = 0;
+		if (strcmp(link, "anon_inode:[perf_event]"))
+			continue;
+		fd = syscall(SYS_pidfd_getfd, pidfd, atoi(de->d_name), 0);
+		if (fd < 0)
+			die("pidfd_getfd(%s): %s", de->d_name, strerror(errno));
+		if (ioctl(fd, PERF_EVENT_IOC_ID, &id) || !(e = find_event(ev, n, id)) ||
+		    e->cpu != cpu) {
+			close(fd);
+			continue;
+		}
+		if (e->mmapped && *b_fd < 0)
+			*b_fd = fd;
+		else if (!e->mmapped && e->pid > 0 && !e->parent && *p_fd < 0)
+			*p_fd = fd;
+		else
+			close(fd);
+	}
+	closedir(d);
+	close(pidfd);
+	if (*p_fd < 0 || *b_fd < 0)
+		die("perf (pid %d) has no %s swaux event on cpu %d", perf_pid,
+		    *p_fd < 0 ? "per-task, redirectable" : "mmapped", cpu);
+}
+
+static int pmu_type(void)
+{
+	FILE *f = fopen("/sys/bus/event_source/devices/" SWAUX_PMU_NAME "/type", "r");
+	int type;
+
+	if (!f || fscanf(f, "%d", &type) != 1)
+		die("no %s PMU: load %s.ko", SWAUX_PMU_NAME, SWAUX_MODULE_NAME);
+	fclose(f);
+	return type;
+}
+
+static int ctl(const char *dir, int cpu, int perf_pid, const char *out)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = pmu_type(),
+		.disabled = 1,
+	};
+	long pg = sysconf(_SC_PAGESIZE);
+	struct perf_event_mmap_page *up;
+	uint64_t t_redirect, head, off;
+	unsigned long records = 0, after = 0, mism = 0;
+	uint32_t a_id = 0;
+	int a_fd, p_fd, b_fd;
+	unsigned char *aux;
+	FILE *fo;
+
+	a_fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (a_fd < 0)
+		die("perf_event_open(swaux, cpu %d): %s", cpu, strerror(errno));
+	up = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE, MAP_SHARED, a_fd, 0);
+	if (up == MAP_FAILED)
+		die("mmap A: %s", strerror(errno));
+	up->aux_offset = 2 * pg;
+	up->aux_size = AUX_PAGES * pg;
+	aux = mmap(NULL, up->aux_size, PROT_READ | PROT_WRITE, MAP_SHARED, a_fd,
+		   up->aux_offset);
+	if (aux == MAP_FAILED)
+		die("mmap A's AUX area: %s", strerror(errno));
+
+	grab_perf_fds(perf_pid, cpu, &p_fd, &b_fd);
+	if (ioctl(p_fd, PERF_EVENT_IOC_SET_OUTPUT, a_fd))
+		die("SET_OUTPUT P -> A: %s", strerror(errno));
+	printf("ctl: P -> A\n");
+	stage_set(dir, 1);
+	stage_wait(dir, 2, 0);
+	usleep(300000);
+	if (ioctl(p_fd, PERF_EVENT_IOC_SET_OUTPUT, b_fd))
+		die("SET_OUTPUT P -> B: %s", strerror(errno));
+	t_redirect = now_ns();
+	printf("ctl: P -> B (perf's buffer)\n");
+	fflush(stdout);
+	stage_set(dir, 3);
+	/* Let the children run on after the redirect, then read A. */
+	usleep(800000);
+
+	head = __atomic_load_n(&up->aux_head, __ATOMIC_ACQUIRE);
+	fo = fopen(out, "w");
+	if (!fo)
+		die("%s: %s", out, strerror(errno));
+	/* The buffer is big enough not to wrap in this flow. */
+	for (off = 0; off + sizeof(struct swaux_record) <= head && off < up->aux_size;
+	     off += sizeof(struct swaux_record)) {
+		struct swaux_record *r = (void *)(aux + off);
+
+		if (r->magic != SWAUX_MAGIC)
+			continue;
+		records++;
+		a_id = r->buf_id;
+		if (r->flags & SWAUX_F_MISMATCH)
+			mism++;
+		if (r->time > t_redirect && (r->flags & SWAUX_F_INHERITED))
+			after++;
+		fwrite(r, sizeof(*r), 1, fo);
+	}
+	fclose(fo);
+	printf("ctl: A buf_id=%u bytes=%lu records=%lu after_redirect=%lu mismatch=%lu\n",
+	       a_id, (unsigned long)head, records, after, mism);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 6 && !strcmp(argv[1], "work"))
+		return work(argv[2], atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
+	if (argc == 6 && !strcmp(argv[1], "ctl"))
+		return ctl(argv[2], atoi(argv[3]), atoi(argv[4]), argv[5]);
+	fprintf(stderr,
+		"usage: swaux-flow work DIR CPU NCHILD MS\n"
+		"       swaux-flow ctl DIR CPU PERF_PID OUT\n");
+	return 2;
+}
