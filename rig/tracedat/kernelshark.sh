@@ -4,10 +4,13 @@
 # convert with --to-trace-dat, open the file in Debian's KernelShark under
 # xvfb-run, save a screenshot to <out>/kernelshark.png, quit KernelShark with
 # Ctrl+Q and require a clean exit (status 0) and a loaded stream.
+# With a third argument, open that trace.dat instead of recording one.
 set -euo pipefail
 
-perf=${1:?usage: kernelshark.sh <perf binary> <out dir>}
-out=${2:?usage: kernelshark.sh <perf binary> <out dir>}
+usage="usage: kernelshark.sh <perf binary> <out dir> [trace.dat]"
+perf=${1:?$usage}
+out=${2:?$usage}
+dat=${3:-}
 tracefs=/sys/kernel/tracing
 mounted=""
 t0=$(date +%s)
@@ -29,6 +32,10 @@ cleanup() {
 	if [ -n "$mounted" ]; then umount "$tracefs" || true; fi
 }
 trap cleanup EXIT
+if [ -n "$dat" ]; then
+	[ -s "$dat" ] || { echo "tracedat-ks: $dat: no such file" >&2; exit 1; }
+else
+dat=$out/kernelshark.dat
 if [ ! -e "$tracefs/events/header_page" ]; then
 	mount -t tracefs nodev "$tracefs"
 	mounted=1
@@ -40,7 +47,8 @@ fi
 	-e cpu-clock -c 10000000 -- \
 	bash -c 'echo "tracedat-ks $(seq -s " " 1 60)" > /dev/kmsg; sleep 0.5' \
 	2>"$work/record.err"
-"$perf" data convert -i "$work/perf.data" --to-trace-dat "$out/kernelshark.dat" --force
+"$perf" data convert -i "$work/perf.data" --to-trace-dat "$dat" --force
+fi
 
 cat > "$work/run.sh" <<'EOF'
 #!/bin/bash
@@ -79,17 +87,17 @@ wait "$pid"
 EOF
 rc=0
 timeout 180 xvfb-run -a -s "-screen 0 1280x800x24" \
-	bash "$work/run.sh" "$out/kernelshark.dat" "$out/kernelshark.png" \
+	bash "$work/run.sh" "$dat" "$out/kernelshark.png" \
 	"$out/kernelshark.log" || rc=$?
 if [ $rc != 0 ]; then
 	echo "tracedat-ks: FAIL: KernelShark exited with $rc; log in $out/kernelshark.log" >&2
 	exit 1
 fi
-if ! grep -q "Loading.*kernelshark.dat" "$out/kernelshark.log" ||
+if ! grep -q "Loading.*$(basename "$dat")" "$out/kernelshark.log" ||
 	grep -Eiq "error|failed to open|cannot" "$out/kernelshark.log"; then
 	echo "tracedat-ks: FAIL: KernelShark did not load the file cleanly:" >&2
 	cat "$out/kernelshark.log" >&2
 	exit 1
 fi
-echo "tracedat-ks: PASS: KernelShark opened $out/kernelshark.dat and exited 0;" \
+echo "tracedat-ks: PASS: KernelShark opened $dat and exited 0;" \
 	"screenshot $out/kernelshark.png ($(( $(date +%s) - t0 )) s)"
