@@ -1,16 +1,106 @@
 #!/usr/bin/env bash
-# make run: the main job. Fetch the base, apply the series, build the patched
-# x86_64 kernel, boot it in QEMU and show what the guest sees.
+# SPDX-License-Identifier: GPL-2.0
+# make run [BASE=1] [ARCH=x86_64]: the whole flow. Fetch the base, apply the
+# series (BASE=1: not), build the kernel and perf, boot the kernel in QEMU,
+# load the software AUX PMU, record a workload whose swaux event is
+# redirected (PERF_EVENT_IOC_SET_OUTPUT) while inherited children write,
+# with `perf record -z --aio` and sched tracepoints, decode the AUX data,
+# convert perf.data to trace.dat and print a report with a verdict.
+# perf is always the series' perf (the base perf cannot decode swaux); only
+# the kernel differs with BASE=1.
+#
+# Exit status: 0 "no misplaced or unflagged AUX data", 3 misplaced or
+# unflagged AUX data found (expected with BASE=1), 1 the flow itself failed.
 . "$(dirname "$0")/lib.sh"
-stage run
-cd "$RIG_TOP" || exit 1
-bash rig/deps.sh
-BASE=${BASE:-0} bash rig/tree.sh
 arch=${ARCH:-x86_64}
-bash rig/kernel.sh "$arch"
-case "$arch" in
-x86_64) pmus=/sys/bus/event_source/devices ;;
-arm64) pmus=/sys/bus/event_source/devices ;;
+arch_check "$arch"
+base=${BASE:-0}
+case "$base" in 1|y|yes) base=1 ;; *) base=0 ;; esac
+kind=$([ $base = 1 ] && echo base || echo series)
+stage "run $arch ($kind kernel)"
+cd "$RIG_TOP" || exit 1
+[ "$arch" = x86_64 ] || die "make run: ARCH=$arch: not yet; the arm64 kernel side runs with 'make selftests ARCH=arm64'"
+
+R=$OUT/run-$arch$([ $base = 1 ] && echo -base)
+rm -rf "$R"
+mkdir -p "$R"
+cpu=1
+
+bash rig/deps.sh
+make -s --no-print-directory perf BASE=0
+PERF=$BUILD/perf/perf
+make -s --no-print-directory kernel ARCH="$arch" BASE=$base
+bash rig/selftests/build.sh "$arch"
+KO=$BUILD/selftests-$arch/perf_swaux.ko
+FLOW=$BUILD/run/swaux-flow
+mkdir -p "$BUILD/run"
+gcc -Wall -Wextra -Werror -O2 -I"$RIG_TOP/tools/testing/selftests/perf_events/test_modules" \
+	-o "$FLOW" rig/run/swaux-flow.c || die "building swaux-flow failed"
+
+info "booting the $kind kernel; the flow runs in the guest (log: ${R#"$RIG_TOP"/}/vm.log)"
+set +e
+make -s --no-print-directory vm ARCH="$arch" \
+	CMD="sh $RIG_TOP/rig/run/guest.sh $PERF $KO $FLOW $R $cpu" >"$R/vm.log" 2>&1
+vm_rc=$?
+set -e
+cp "$OUT/vm-$arch/console.log" "$R/console.log" 2>/dev/null || true
+[ -s "$R/perf.data" ] || { tail -40 "$R/vm.log" >&2; die "the guest left no perf.data: see ${R#"$RIG_TOP"/}/vm.log"; }
+
+# Host half: convert, trace-cmd, KernelShark.
+info "converting perf.data to trace.dat"
+"$PERF" data convert -i "$R/perf.data" --to-trace-dat="$R/trace.dat" --force \
+	>"$R/convert.log" 2>&1 || { cat "$R/convert.log" >&2; die "perf data convert --to-trace-dat failed"; }
+trace-cmd report -i "$R/trace.dat" >"$R/trace-cmd.txt" 2>"$R/trace-cmd.err" ||
+	{ tail "$R/trace-cmd.err" >&2; die "trace-cmd report failed on ${R#"$RIG_TOP"/}/trace.dat"; }
+ks="not taken"
+if bash rig/tracedat/kernelshark.sh "$PERF" "$R" "$R/trace.dat" >"$R/kernelshark.out" 2>&1; then
+	ks=${R#"$RIG_TOP"/}/kernelshark.png
+else
+	ks="failed (see ${R#"$RIG_TOP"/}/kernelshark.out)"
+fi
+
+# The report.
+g() { grep -m1 "$1" "$2" 2>/dev/null || true; }
+ctl=$(g '^ctl: A ' "$R/ctl.log")
+val() { echo "$ctl" | sed -n "s/.* $1=\([0-9]*\).*/\1/p"; }
+mism=$(sed -n 's/^RUN: module mismatches \([0-9]*\) .*/\1/p' "$R/vm.log" | tr -d '\r')
+verdict_line=$(grep -h '^swaux: verdict' "$R/report-D.txt" 2>/dev/null | tail -1)
+echo
+echo "==== make run: $kind kernel, $arch ===="
+grep -h '^RUN: kernel' "$R/vm.log" | tr -d '\r' | sed 's/^RUN: /kernel:     /'
+echo "perf.data:  ${R#"$RIG_TOP"/}/perf.data ($(stat -c %s "$R/perf.data") bytes)"
+echo "events:     $(grep -cE '^ *[^ ]' "$R/script.txt" 2>/dev/null || echo 0) perf script lines;" \
+	"$(grep -E '^[0-9a-f]+ 0x[0-9a-f]+ \[0x[0-9a-f]+\]: PERF_RECORD_' "$R/report-D.txt" 2>/dev/null |
+		sed -n 's/.*PERF_RECORD_\([A-Z_0-9]*\).*/\1/p' | sort | uniq -c | sort -rn | head -6 |
+		awk '{printf "%s %s  ", $2, $1}')"
+echo "AUX buffers:"
+grep -h '^swaux: buffer' "$R/report-D.txt" 2>/dev/null | sed 's/^swaux: /  B (perf)   /'
+echo "  A (ctl)    buf_id=$(val buf_id) bytes=$(val bytes) records=$(val records) inherited-after-redirect=$(val after_redirect) mismatch=$(val mismatch)"
+echo "gaps:"
+grep -h '^swaux: gap' "$R/report-D.txt" 2>/dev/null | head -10 | sed 's/^swaux: /  /'
+echo "module:     mismatches=${mism:-?}"
+echo "trace-cmd:  $(grep -c . "$R/trace-cmd.txt") lines; by event:" \
+	"$(awk '{for (i = 1; i <= NF; i++) if ($i ~ /^[a-z_]+:$/ && i > 3) { print $i; break } }' "$R/trace-cmd.txt" |
+		sort | uniq -c | sort -rn | head -6 | awk '{printf "%s %s  ", $2, $1}')"
+echo "trace.dat:  ${R#"$RIG_TOP"/}/trace.dat"
+echo "KernelShark screenshot: $ks"
+
+bad=""
+[ $vm_rc = 0 ] || bad="$bad guest-exit=$vm_rc"
+[ -n "$ctl" ] || bad="$bad no-controller-summary"
+[ "$(val after_redirect)" = 0 ] || bad="$bad inherited-records-in-A-after-redirect=$(val after_redirect)"
+[ "$(val mismatch)" = 0 ] || bad="$bad mismatch-records-in-A=$(val mismatch)"
+[ "${mism:-x}" = 0 ] || bad="$bad module-mismatches=${mism:-?}"
+case "$verdict_line" in
+"swaux: verdict: ok"*) ;;
+"") bad="$bad no-perf-verdict" ;;
+*) bad="$bad perf:${verdict_line#swaux: verdict:}" ;;
 esac
-bash rig/vm.sh "$arch" "echo \"kernel: \$(uname -r) (\$(uname -m))\"; echo \"perf PMUs: \$(ls $pmus | tr '\n' ' ')\""
-echo "run: console and dmesg in out/vm-$arch/"
+if [ -z "$bad" ]; then
+	echo "verdict: no misplaced or unflagged AUX data"
+	exit 0
+fi
+echo "verdict: MISPLACED or UNFLAGGED AUX data:$bad"
+# A flow that broke (no perf verdict, no controller summary) is not a verdict.
+case "$bad" in *no-perf-verdict*|*no-controller-summary*) exit 1 ;; esac
+exit 3

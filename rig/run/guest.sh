@@ -1,0 +1,53 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# make run, guest half (x86_64; the host root is the guest's root over 9p):
+# load perf_swaux.ko, record the redirect scenario with perf, decode it.
+#
+#   guest.sh PERF KO FLOW R CPU
+#
+# perf records two swaux events, both per task on the workload: swaux_owner
+# (mmapped: perf's AUX buffer B per CPU; left disabled) and swaux_p (perf
+# SET_OUTPUTs it into B; enabled through --control), with sched tracepoints.
+# The controller (swaux-flow ctl) takes perf's swaux_p fd for CPU and
+# redirects it to its own buffer A, lets the workload fork, and redirects it
+# back to B while the inherited children run. Results go to R/.
+perf=${1:?usage: guest.sh PERF KO FLOW R CPU}
+ko=$2 flow=$3 R=$4 cpu=$5
+mount -t debugfs none /sys/kernel/debug 2>/dev/null
+mkdir -p /tmp/flow "$R"
+rm -f /tmp/flow/stage* "$R/perf.data" "$R/bufA.bin"
+
+say() { echo "RUN: $*"; }
+
+say "kernel $(uname -r) $(uname -m), $(grep -c ^processor /proc/cpuinfo) CPUs"
+insmod "$ko" || { say "insmod $ko failed"; exit 1; }
+
+mkfifo /tmp/flow/ctl /tmp/flow/ack
+exec 8<>/tmp/flow/ctl 9<>/tmp/flow/ack
+"$perf" record -z --aio -D -1 --control=fd:8,9 -m ,1M \
+	-e swaux/name=swaux_owner/ -e swaux/name=swaux_p/ \
+	-e sched:sched_switch -e sched:sched_process_fork -e sched:sched_process_exit \
+	-o "$R/perf.data" -- "$flow" work /tmp/flow "$cpu" 4 400 >"$R/record.log" 2>&1 &
+perf_pid=$!
+for ev in swaux_p sched:sched_switch sched:sched_process_fork sched:sched_process_exit; do
+	echo "enable $ev" >&8
+	read -r ack <&9 || { say "perf record did not answer 'enable $ev'"; cat "$R/record.log"; exit 1; }
+	[ "$ack" = ack ] || say "perf: enable $ev: $ack"
+done
+"$flow" ctl /tmp/flow "$cpu" "$perf_pid" "$R/bufA.bin" >"$R/ctl.log" 2>&1
+ctl_rc=$?
+wait "$perf_pid"
+rec_rc=$?
+exec 8>&- 9>&-
+sed 's/^/  /' "$R/ctl.log"
+say "perf record exit $rec_rc, controller exit $ctl_rc"
+tail -3 "$R/record.log" | sed 's/^/  /'
+
+"$perf" report -D -i "$R/perf.data" >"$R/report-D.txt" 2>"$R/report-D.err"
+say "perf report -D exit $?"
+"$perf" script -i "$R/perf.data" >"$R/script.txt" 2>"$R/script.err"
+say "perf script exit $?"
+grep '^swaux:' "$R/report-D.txt" | sed 's/^/  /'
+say "module mismatches $(cat /sys/module/perf_swaux/parameters/mismatches) dead_writes $(cat /sys/module/perf_swaux/parameters/dead_writes)"
+rmmod perf_swaux || say "rmmod perf_swaux failed"
+say "end rec=$rec_rc ctl=$ctl_rc"
