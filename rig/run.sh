@@ -19,7 +19,6 @@ case "$base" in 1|y|yes) base=1 ;; *) base=0 ;; esac
 kind=$([ $base = 1 ] && echo base || echo series)
 stage "run $arch ($kind kernel)"
 cd "$RIG_TOP" || exit 1
-[ "$arch" = x86_64 ] || die "make run: ARCH=$arch: not yet; the arm64 kernel side runs with 'make selftests ARCH=arm64'"
 
 R=$OUT/run-$arch$([ $base = 1 ] && echo -base)
 rm -rf "$R"
@@ -27,24 +26,84 @@ mkdir -p "$R"
 cpu=1
 
 bash rig/deps.sh
-make -s --no-print-directory perf BASE=0
-PERF=$BUILD/perf/perf
+# arm64: the kernel side only (no perf for arm64 here): swaux-flow solo.
+if [ "$arch" = x86_64 ]; then
+	make -s --no-print-directory perf BASE=0
+	PERF=$BUILD/perf/perf
+fi
 make -s --no-print-directory kernel ARCH="$arch" BASE=$base
 bash rig/selftests/build.sh "$arch"
 KO=$BUILD/selftests-$arch/perf_swaux.ko
-FLOW=$BUILD/run/swaux-flow
-mkdir -p "$BUILD/run"
-gcc -Wall -Wextra -Werror -O2 -I"$RIG_TOP/tools/testing/selftests/perf_events/test_modules" \
+FLOW=$BUILD/run-$arch/swaux-flow
+mkdir -p "$BUILD/run-$arch"
+case "$arch" in
+x86_64) CC=(gcc) ;;
+arm64) CC=(aarch64-linux-gnu-gcc -static) ;;
+esac
+"${CC[@]}" -Wall -Wextra -Werror -O2 -I"$RIG_TOP/tools/testing/selftests/perf_events/test_modules" \
 	-o "$FLOW" rig/run/swaux-flow.c || die "building swaux-flow failed"
+if [ "$arch" = x86_64 ]; then
+	cmd="sh $RIG_TOP/rig/run/guest.sh $PERF $KO $FLOW $R $cpu"
+else
+	P=$BUILD/payload-arm64/swaux-run
+	rm -rf "$P" && mkdir -p "$P"
+	cp "$KO" "$FLOW" rig/run/guest.sh "$P/"
+	cmd="sh /swaux-run/guest.sh - /swaux-run/perf_swaux.ko /swaux-run/swaux-flow /tmp/run $cpu"
+fi
 
 info "booting the $kind kernel; the flow runs in the guest (log: ${R#"$RIG_TOP"/}/vm.log)"
 set +e
-make -s --no-print-directory vm ARCH="$arch" \
-	CMD="sh $RIG_TOP/rig/run/guest.sh $PERF $KO $FLOW $R $cpu" >"$R/vm.log" 2>&1
+make -s --no-print-directory vm ARCH="$arch" CMD="$cmd" >"$R/vm.log.raw" 2>&1
 vm_rc=$?
 set -e
+tr -d '\r' <"$R/vm.log.raw" >"$R/vm.log" && rm -f "$R/vm.log.raw"
 cp "$OUT/vm-$arch/console.log" "$R/console.log" 2>/dev/null || true
+
+# The verdict's inputs: the controller, the module, perf's decoder.
+g() { grep -m1 "$1" "$2" 2>/dev/null || true; }
+ctl=$(g '^ctl: A ' "$R/vm.log")
+val() { echo "$1" | sed -n "s/.* $2=\([0-9]*\).*/\1/p"; }
+mism=$(sed -n 's/^RUN: module mismatches \([0-9]*\) .*/\1/p' "$R/vm.log")
+bad=""
+[ $vm_rc = 0 ] || bad="$bad guest-exit=$vm_rc"
+[ -n "$ctl" ] || bad="$bad no-controller-summary"
+[ "$(val "$ctl" after_redirect)" = 0 ] || bad="$bad inherited-records-in-A-after-redirect=$(val "$ctl" after_redirect)"
+[ "$(val "$ctl" mismatch)" = 0 ] || bad="$bad mismatch-records-in-A=$(val "$ctl" mismatch)"
+[ "${mism:-x}" = 0 ] || bad="$bad module-mismatches=${mism:-?}"
+
+verdict() {
+	if [ -z "$bad" ]; then
+		echo "verdict: no misplaced or unflagged AUX data"
+		exit 0
+	fi
+	echo "verdict: MISPLACED or UNFLAGGED AUX data:$bad"
+	# A flow that broke (no perf verdict, no controller summary) is no verdict.
+	case "$bad" in *no-perf-verdict*|*no-controller-summary*) exit 1 ;; esac
+	exit 3
+}
+
+if [ "$arch" = arm64 ]; then
+	ctlb=$(g '^ctl: B ' "$R/vm.log")
+	for k in invalid gaps mismatch; do
+		[ "$(val "$ctlb" $k)" = 0 ] || bad="$bad B-$k=$(val "$ctlb" $k)"
+	done
+	echo
+	echo "==== make run: $kind kernel, $arch (kernel side: swaux-flow solo, no perf) ===="
+	grep -h '^RUN: kernel' "$R/vm.log" | sed 's/^RUN: /kernel:     /'
+	echo "AUX buffers:"
+	echo "  ${ctl#ctl: }"
+	echo "  ${ctlb#ctl: }"
+	echo "module:     mismatches=${mism:-?}"
+	verdict
+fi
+
 [ -s "$R/perf.data" ] || { tail -40 "$R/vm.log" >&2; die "the guest left no perf.data: see ${R#"$RIG_TOP"/}/vm.log"; }
+verdict_line=$(grep -h '^swaux: verdict' "$R/report-D.txt" 2>/dev/null | tail -1)
+case "$verdict_line" in
+"swaux: verdict: ok"*) ;;
+"") bad="$bad no-perf-verdict" ;;
+*) bad="$bad perf:${verdict_line#swaux: verdict:}" ;;
+esac
 
 # Host half: convert, trace-cmd, KernelShark.
 info "converting perf.data to trace.dat"
@@ -60,14 +119,9 @@ else
 fi
 
 # The report.
-g() { grep -m1 "$1" "$2" 2>/dev/null || true; }
-ctl=$(g '^ctl: A ' "$R/ctl.log")
-val() { echo "$ctl" | sed -n "s/.* $1=\([0-9]*\).*/\1/p"; }
-mism=$(sed -n 's/^RUN: module mismatches \([0-9]*\) .*/\1/p' "$R/vm.log" | tr -d '\r')
-verdict_line=$(grep -h '^swaux: verdict' "$R/report-D.txt" 2>/dev/null | tail -1)
 echo
 echo "==== make run: $kind kernel, $arch ===="
-grep -h '^RUN: kernel' "$R/vm.log" | tr -d '\r' | sed 's/^RUN: /kernel:     /'
+grep -h '^RUN: kernel' "$R/vm.log" | sed 's/^RUN: /kernel:     /'
 echo "perf.data:  ${R#"$RIG_TOP"/}/perf.data ($(stat -c %s "$R/perf.data") bytes)"
 echo "events:     $(grep -cE '^ *[^ ]' "$R/script.txt" 2>/dev/null || echo 0) perf script lines;" \
 	"$(grep -E '^[0-9a-f]+ 0x[0-9a-f]+ \[0x[0-9a-f]+\]: PERF_RECORD_' "$R/report-D.txt" 2>/dev/null |
@@ -75,7 +129,7 @@ echo "events:     $(grep -cE '^ *[^ ]' "$R/script.txt" 2>/dev/null || echo 0) pe
 		awk '{printf "%s %s  ", $2, $1}')"
 echo "AUX buffers:"
 grep -h '^swaux: buffer' "$R/report-D.txt" 2>/dev/null | sed 's/^swaux: /  B (perf)   /'
-echo "  A (ctl)    buf_id=$(val buf_id) bytes=$(val bytes) records=$(val records) inherited-after-redirect=$(val after_redirect) mismatch=$(val mismatch)"
+echo "  A (ctl)    ${ctl#ctl: A }"
 echo "gaps:"
 grep -h '^swaux: gap' "$R/report-D.txt" 2>/dev/null | head -10 | sed 's/^swaux: /  /'
 echo "module:     mismatches=${mism:-?}"
@@ -85,22 +139,4 @@ echo "trace-cmd:  $(grep -c . "$R/trace-cmd.txt") lines; by event:" \
 echo "trace.dat:  ${R#"$RIG_TOP"/}/trace.dat"
 echo "KernelShark screenshot: $ks"
 
-bad=""
-[ $vm_rc = 0 ] || bad="$bad guest-exit=$vm_rc"
-[ -n "$ctl" ] || bad="$bad no-controller-summary"
-[ "$(val after_redirect)" = 0 ] || bad="$bad inherited-records-in-A-after-redirect=$(val after_redirect)"
-[ "$(val mismatch)" = 0 ] || bad="$bad mismatch-records-in-A=$(val mismatch)"
-[ "${mism:-x}" = 0 ] || bad="$bad module-mismatches=${mism:-?}"
-case "$verdict_line" in
-"swaux: verdict: ok"*) ;;
-"") bad="$bad no-perf-verdict" ;;
-*) bad="$bad perf:${verdict_line#swaux: verdict:}" ;;
-esac
-if [ -z "$bad" ]; then
-	echo "verdict: no misplaced or unflagged AUX data"
-	exit 0
-fi
-echo "verdict: MISPLACED or UNFLAGGED AUX data:$bad"
-# A flow that broke (no perf verdict, no controller summary) is not a verdict.
-case "$bad" in *no-perf-verdict*|*no-controller-summary*) exit 1 ;; esac
-exit 3
+verdict

@@ -5,6 +5,9 @@
 #
 #   guest.sh PERF KO FLOW R CPU
 #
+# PERF "-": no perf (the arm64 guest): swaux-flow solo runs the scenario
+# with its own buffers and checks them.
+#
 # perf records two swaux events, both per task on the workload: swaux_owner
 # (mmapped: perf's AUX buffer B per CPU; left disabled) and swaux_p (perf
 # SET_OUTPUTs it into B; enabled through --control), with sched tracepoints.
@@ -20,7 +23,24 @@ rm -f /tmp/flow/stage* "$R/perf.data" "$R/bufA.bin"
 say() { echo "RUN: $*"; }
 
 say "kernel $(uname -r) $(uname -m), $(grep -c ^processor /proc/cpuinfo) CPUs"
-insmod "$ko" || { say "insmod $ko failed"; exit 1; }
+# Short transactions, so an inherited writer overflows (ends and begins a
+# transaction) before it is next scheduled out.
+insmod "$ko" overflow_bytes=512 bytes_per_tick=128 period_us=500 ||
+	{ say "insmod $ko failed"; exit 1; }
+
+finish() {
+	say "module mismatches $(cat /sys/module/perf_swaux/parameters/mismatches) dead_writes $(cat /sys/module/perf_swaux/parameters/dead_writes)"
+	rmmod perf_swaux || say "rmmod perf_swaux failed"
+	say "end $*"
+}
+
+if [ "$perf" = - ]; then
+	"$flow" solo /tmp/flow "$cpu" 4 400 "$R/bufA.bin" >"$R/ctl.log" 2>&1
+	rc=$?
+	cat "$R/ctl.log"
+	finish "solo=$rc"
+	exit 0
+fi
 
 mkfifo /tmp/flow/ctl /tmp/flow/ack
 exec 8<>/tmp/flow/ctl 9<>/tmp/flow/ack
@@ -39,7 +59,7 @@ ctl_rc=$?
 wait "$perf_pid"
 rec_rc=$?
 exec 8>&- 9>&-
-sed 's/^/  /' "$R/ctl.log"
+cat "$R/ctl.log"
 say "perf record exit $rec_rc, controller exit $ctl_rc"
 tail -3 "$R/record.log" | sed 's/^/  /'
 
@@ -48,6 +68,4 @@ say "perf report -D exit $?"
 "$perf" script -i "$R/perf.data" >"$R/script.txt" 2>"$R/script.err"
 say "perf script exit $?"
 grep '^swaux:' "$R/report-D.txt" | sed 's/^/  /'
-say "module mismatches $(cat /sys/module/perf_swaux/parameters/mismatches) dead_writes $(cat /sys/module/perf_swaux/parameters/dead_writes)"
-rmmod perf_swaux || say "rmmod perf_swaux failed"
-say "end rec=$rec_rc ctl=$ctl_rc"
+finish "rec=$rec_rc ctl=$ctl_rc"

@@ -21,6 +21,13 @@
  *	  "ctl: A buf_id=N records=N after_redirect=N mismatch=N"
  *	after_redirect counts records of A written after P -> B by an
  *	inherited writer: misplaced data (the bug this project fixes).
+ *
+ *   swaux-flow solo DIR CPU NCHILD MS
+ *	The same scenario without perf (the arm64 guest has no perf): forks
+ *	the workload itself, opens P per task on it with inherit, its own B
+ *	and A, and checks both buffers. Prints the "ctl: A ..." line and
+ *	  "ctl: B buf_id=N bytes=N records=N invalid=N gaps=N mismatch=N"
+ *	Exit 0 iff nothing was misplaced or lost, 3 if something was.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -252,7 +259,14 @@ static int pmu_type(void)
 	return type;
 }
 
-static int ctl(const char *dir, int cpu, int perf_pid, const char *out)
+struct auxbuf {
+	int fd;
+	struct perf_event_mmap_page *up;
+	unsigned char *aux;
+};
+
+/* A disabled swaux event on cpu that only owns an AUX buffer */
+static void auxbuf_open(struct auxbuf *b, int cpu, const char *name)
 {
 	struct perf_event_attr attr = {
 		.size = sizeof(attr),
@@ -260,66 +274,149 @@ static int ctl(const char *dir, int cpu, int perf_pid, const char *out)
 		.disabled = 1,
 	};
 	long pg = sysconf(_SC_PAGESIZE);
-	struct perf_event_mmap_page *up;
-	uint64_t t_redirect, head, off;
-	unsigned long records = 0, after = 0, mism = 0;
-	uint32_t a_id = 0;
-	int a_fd, p_fd, b_fd;
-	unsigned char *aux;
-	FILE *fo;
 
-	a_fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-	if (a_fd < 0)
+	b->fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (b->fd < 0)
 		die("perf_event_open(swaux, cpu %d): %s", cpu, strerror(errno));
-	up = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE, MAP_SHARED, a_fd, 0);
-	if (up == MAP_FAILED)
-		die("mmap A: %s", strerror(errno));
-	up->aux_offset = 2 * pg;
-	up->aux_size = AUX_PAGES * pg;
-	aux = mmap(NULL, up->aux_size, PROT_READ | PROT_WRITE, MAP_SHARED, a_fd,
-		   up->aux_offset);
-	if (aux == MAP_FAILED)
-		die("mmap A's AUX area: %s", strerror(errno));
+	b->up = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE, MAP_SHARED, b->fd, 0);
+	if (b->up == MAP_FAILED)
+		die("mmap %s: %s", name, strerror(errno));
+	b->up->aux_offset = 2 * pg;
+	b->up->aux_size = AUX_PAGES * pg;
+	b->aux = mmap(NULL, b->up->aux_size, PROT_READ | PROT_WRITE, MAP_SHARED, b->fd,
+		      b->up->aux_offset);
+	if (b->aux == MAP_FAILED)
+		die("mmap %s's AUX area: %s", name, strerror(errno));
+}
 
-	grab_perf_fds(perf_pid, cpu, &p_fd, &b_fd);
-	if (ioctl(p_fd, PERF_EVENT_IOC_SET_OUTPUT, a_fd))
-		die("SET_OUTPUT P -> A: %s", strerror(errno));
-	printf("ctl: P -> A\n");
+struct scan {
+	uint64_t bytes;
+	unsigned long records, invalid, gaps, mism, after;
+	uint32_t buf_id;
+};
+
+/*
+ * Scan [0, aux_head) of a buffer that did not wrap: records, slots without
+ * a record (invalid), seq gaps, mismatches, and inherited records written
+ * after t_redirect (if non-zero). Records are appended to fo if non-NULL.
+ */
+static void auxbuf_scan(struct auxbuf *b, uint64_t t_redirect, FILE *fo,
+			struct scan *s)
+{
+	uint64_t off, seq = 0;
+
+	memset(s, 0, sizeof(*s));
+	s->bytes = __atomic_load_n(&b->up->aux_head, __ATOMIC_ACQUIRE);
+	if (s->bytes > b->up->aux_size)
+		die("AUX buffer wrapped (%lu bytes): make it bigger", (unsigned long)s->bytes);
+	for (off = 0; off + sizeof(struct swaux_record) <= s->bytes;
+	     off += sizeof(struct swaux_record)) {
+		struct swaux_record *r = (void *)(b->aux + off);
+
+		if (r->magic != SWAUX_MAGIC) {
+			s->invalid++;
+			continue;
+		}
+		s->records++;
+		s->buf_id = r->buf_id;
+		if (seq && r->seq != seq + 1)
+			s->gaps++;
+		seq = r->seq;
+		if (r->flags & SWAUX_F_MISMATCH)
+			s->mism++;
+		if (t_redirect && r->time > t_redirect && (r->flags & SWAUX_F_INHERITED))
+			s->after++;
+		if (fo)
+			fwrite(r, sizeof(*r), 1, fo);
+	}
+}
+
+static uint64_t redirect(int p_fd, int to_fd, const char *what)
+{
+	if (ioctl(p_fd, PERF_EVENT_IOC_SET_OUTPUT, to_fd))
+		die("SET_OUTPUT P -> %s: %s", what, strerror(errno));
+	printf("ctl: P -> %s\n", what);
+	fflush(stdout);
+	return now_ns();
+}
+
+/* The scenario on P: -> A, fork, -> B while the children run */
+static uint64_t scenario(const char *dir, int p_fd, int a_fd, int b_fd, const char *b_name)
+{
+	uint64_t t;
+
+	redirect(p_fd, a_fd, "A");
 	stage_set(dir, 1);
 	stage_wait(dir, 2, 0);
 	usleep(300000);
-	if (ioctl(p_fd, PERF_EVENT_IOC_SET_OUTPUT, b_fd))
-		die("SET_OUTPUT P -> B: %s", strerror(errno));
-	t_redirect = now_ns();
-	printf("ctl: P -> B (perf's buffer)\n");
-	fflush(stdout);
+	t = redirect(p_fd, b_fd, b_name);
 	stage_set(dir, 3);
-	/* Let the children run on after the redirect, then read A. */
-	usleep(800000);
+	return t;
+}
 
-	head = __atomic_load_n(&up->aux_head, __ATOMIC_ACQUIRE);
-	fo = fopen(out, "w");
+static void report_a(struct auxbuf *a, uint64_t t_redirect, const char *out)
+{
+	struct scan s;
+	FILE *fo = fopen(out, "w");
+
 	if (!fo)
 		die("%s: %s", out, strerror(errno));
-	/* The buffer is big enough not to wrap in this flow. */
-	for (off = 0; off + sizeof(struct swaux_record) <= head && off < up->aux_size;
-	     off += sizeof(struct swaux_record)) {
-		struct swaux_record *r = (void *)(aux + off);
-
-		if (r->magic != SWAUX_MAGIC)
-			continue;
-		records++;
-		a_id = r->buf_id;
-		if (r->flags & SWAUX_F_MISMATCH)
-			mism++;
-		if (r->time > t_redirect && (r->flags & SWAUX_F_INHERITED))
-			after++;
-		fwrite(r, sizeof(*r), 1, fo);
-	}
+	auxbuf_scan(a, t_redirect, fo, &s);
 	fclose(fo);
 	printf("ctl: A buf_id=%u bytes=%lu records=%lu after_redirect=%lu mismatch=%lu\n",
-	       a_id, (unsigned long)head, records, after, mism);
+	       s.buf_id, (unsigned long)s.bytes, s.records, s.after, s.mism);
+}
+
+static int ctl(const char *dir, int cpu, int perf_pid, const char *out)
+{
+	struct auxbuf a;
+	uint64_t t;
+	int p_fd, b_fd;
+
+	auxbuf_open(&a, cpu, "A");
+	grab_perf_fds(perf_pid, cpu, &p_fd, &b_fd);
+	t = scenario(dir, p_fd, a.fd, b_fd, "B (perf's buffer)");
+	/* Let the children run on after the redirect, then read A. */
+	usleep(800000);
+	report_a(&a, t, out);
 	return 0;
+}
+
+static int solo(const char *dir, int cpu, int nchild, int ms, const char *out)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = pmu_type(),
+		.inherit = 1,
+	};
+	struct auxbuf a, b;
+	struct scan sa, sb;
+	int p_fd, st;
+	uint64_t t;
+	pid_t w;
+
+	w = fork();
+	if (w < 0)
+		die("fork: %s", strerror(errno));
+	if (!w)
+		_exit(work(dir, cpu, nchild, ms));
+	auxbuf_open(&b, cpu, "B");
+	auxbuf_open(&a, cpu, "A");
+	p_fd = syscall(SYS_perf_event_open, &attr, w, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (p_fd < 0)
+		die("perf_event_open(swaux, pid %d, cpu %d, inherit): %s", w, cpu, strerror(errno));
+	redirect(p_fd, b.fd, "B");
+	t = scenario(dir, p_fd, a.fd, b.fd, "B");
+	if (waitpid(w, &st, 0) != w || !WIFEXITED(st) || WEXITSTATUS(st))
+		die("workload failed");
+	/* Stop every writer before reading: the children have exited. */
+	close(p_fd);
+	report_a(&a, t, out);
+	auxbuf_scan(&b, 0, NULL, &sb);
+	auxbuf_scan(&a, t, NULL, &sa);
+	printf("ctl: B buf_id=%u bytes=%lu records=%lu invalid=%lu gaps=%lu mismatch=%lu\n",
+	       sb.buf_id, (unsigned long)sb.bytes, sb.records, sb.invalid, sb.gaps, sb.mism);
+	return sa.after || sa.mism || sb.invalid || sb.gaps || sb.mism ? 3 : 0;
 }
 
 int main(int argc, char **argv)
@@ -328,8 +425,11 @@ int main(int argc, char **argv)
 		return work(argv[2], atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
 	if (argc == 6 && !strcmp(argv[1], "ctl"))
 		return ctl(argv[2], atoi(argv[3]), atoi(argv[4]), argv[5]);
+	if (argc == 7 && !strcmp(argv[1], "solo"))
+		return solo(argv[2], atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), argv[6]);
 	fprintf(stderr,
 		"usage: swaux-flow work DIR CPU NCHILD MS\n"
-		"       swaux-flow ctl DIR CPU PERF_PID OUT\n");
+		"       swaux-flow ctl DIR CPU PERF_PID OUT\n"
+		"       swaux-flow solo DIR CPU NCHILD MS OUT\n");
 	return 2;
 }
