@@ -3,14 +3,19 @@
 #
 #   make selftests ARCH=x86_64|arm64 [BASE=1]   build kernel, module, tests; run them in the VM
 #   make selftests-ab [AB_ARCHES="x86_64 arm64"] scenario fails on the base, all pass with the series
+#   make kernel-ab       selftests-ab and make run on both kernels (make check)
 
-.PHONY: selftests selftests-ab
+.PHONY: selftests selftests-ab kernel-ab
 
 EXTRA_HELP += '  make selftests ARCH=... [BASE=1]  perf_swaux.ko + perf_events selftests in the VM (out/selftests-ARCH)' \
-	'  make selftests-ab         SET_OUTPUT tests fail on the base, all pass with the series'
+	'  make selftests-ab         SET_OUTPUT tests fail on the base, all pass with the series' \
+	'  make kernel-ab            selftests-ab + make run: misplaced AUX data on the base only'
 
 selftests:
 	@bash rig/selftests/run.sh $(ARCH)
 
 selftests-ab:
-	@bash rig/selftests/ab.sh
+	@AB_RUN=0 bash rig/selftests/ab.sh
+
+kernel-ab:
+	@AB_RUN=1 bash rig/selftests/ab.sh

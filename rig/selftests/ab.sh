@@ -1,19 +1,28 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# make selftests-ab [AB_ARCHES="x86_64 arm64"]: on the pristine base the
-# SET_OUTPUT scenario tests must fail and every other test pass (the swaux
-# module tests, the mmap aux variants run, not skipped); with the series
-# every test must pass and dmesg stay clean.
+# make selftests-ab / make kernel-ab: the kernel A/B.
+#
+# With the series every perf_events selftest passes (the swaux module tests,
+# the SET_OUTPUT scenario, the mmap aux variants run and do not skip) and
+# dmesg stays clean; on the pristine base the SET_OUTPUT scenario tests fail
+# and every other test passes. With AB_RUN=1 (make kernel-ab) the make run
+# flow is part of it: verdict "no misplaced or unflagged AUX data" (exit 0)
+# with the series, misplaced data found (exit 3) on the base.
+#
+# All series runs come first, then all base runs, so the shared tree and
+# each kernel build switch once (a relink of the changed files).
+#   AB_ARCHES="x86_64 arm64" (default both), AB_RUN=0|1 (default 0)
 . "$(dirname "$0")/../lib.sh"
-arches=${AB_ARCHES:-x86_64}
-stage "selftests-ab ($arches)"
+arches=${AB_ARCHES:-x86_64 arm64}
+ab_run=${AB_RUN:-0}
+stage "kernel A/B ($arches$([ "$ab_run" = 1 ] && echo ', with make run'))"
 
 # Scenario tests: fail on the base. stress is only required on the series
 # (on the base its outcome depends on timing).
 SCEN='^aux_set_output: (not )?ok [0-9]+ redirect\.[a-z_]+\.(switch_buffer|repeated|to_none|unmap_new)( |$)'
 STRESS='^aux_set_output: (not )?ok [0-9]+ redirect\.[a-z_]+\.stress( |$)'
 fail=0
-bad() { echo "selftests-ab: FAIL: $*" >&2; fail=1; }
+bad() { echo "kernel-ab: FAIL: $*" >&2; fail=1; }
 
 check() { # check ARCH base|series
 	local arch=$1 kind=$2 R n
@@ -38,16 +47,33 @@ check() { # check ARCH base|series
 		grep -E '^(aux_set_output|mmap): not ok ' "$res" | sed 's/^/  /' >&2 && bad "$arch series: tests failed"
 		grep -q '^SELFTESTS: end rc=0$' "$res" || bad "$arch series: guest run failed"
 	fi
-	echo "selftests-ab: $arch $kind: $(grep -cE '^(aux_set_output|mmap): ok ' "$res") ok, $(grep -cE '^(aux_set_output|mmap): not ok ' "$res") not ok" >&2
+	echo "kernel-ab: selftests $arch $kind: $(grep -cE '^(aux_set_output|mmap): ok ' "$res") ok, $(grep -cE '^(aux_set_output|mmap): not ok ' "$res") not ok" >&2
 }
 
-for arch in $arches; do
-	BASE=1 bash "$RIG_TOP/rig/selftests/run.sh" "$arch" || info "$arch base: VM run failed (expected: scenario tests fail)"
-	check "$arch" base
-	if ! BASE=0 bash "$RIG_TOP/rig/selftests/run.sh" "$arch"; then
-		bad "$arch series: VM run failed (a test failed or dmesg has a splat)"
+run_flow() { # run_flow ARCH base|series
+	local arch=$1 kind=$2 rc=0 want log
+	want=$([ "$kind" = base ] && echo 3 || echo 0)
+	log=$OUT/run-$arch$([ "$kind" = base ] && echo -base).out
+	ARCH=$arch BASE=$([ "$kind" = base ] && echo 1 || echo 0) bash "$RIG_TOP/rig/run.sh" >"$log" 2>&1 || rc=$?
+	sed -n '/^==== make run/,$p' "$log" | sed 's/^/  /' >&2
+	if [ "$rc" != "$want" ]; then
+		tail -20 "$log" >&2
+		bad "make run ARCH=$arch ($kind kernel) exited $rc, want $want (log: ${log#"$RIG_TOP"/})"
 	fi
-	check "$arch" series
+}
+
+for kind in series base; do
+	for arch in $arches; do
+		if ! BASE=$([ $kind = base ] && echo 1 || echo 0) bash "$RIG_TOP/rig/selftests/run.sh" "$arch"; then
+			if [ $kind = base ]; then
+				info "$arch base: VM run failed (expected: scenario tests fail)"
+			else
+				bad "$arch series: VM run failed (a test failed or dmesg has a splat)"
+			fi
+		fi
+		check "$arch" $kind
+		[ "$ab_run" = 1 ] && run_flow "$arch" $kind
+	done
 done
-[ $fail = 0 ] || die "selftests-ab failed: see out/selftests-*/results.txt"
-echo "selftests-ab: OK ($arches): scenario fails on the base, everything passes with the series" >&2
+[ $fail = 0 ] || die "kernel A/B failed: see out/selftests-*/results.txt and out/run-*"
+echo "kernel-ab: OK ($arches): SET_OUTPUT scenario fails on the base, everything passes with the series$([ "$ab_run" = 1 ] && echo '; make run: misplaced AUX data on the base, none with the series')" >&2
