@@ -27,9 +27,11 @@ cpu=1
 
 bash rig/deps.sh
 # arm64: the kernel side only (no perf for arm64 here): swaux-flow solo.
-if [ "$arch" = x86_64 ]; then
+# BASE=1 reuses the series perf if it is built: building it switches the
+# shared tree to the series and back, which costs a kernel relink.
+PERF=$BUILD/perf/perf
+if [ "$arch" = x86_64 ] && { [ $base = 0 ] || [ ! -x "$PERF" ]; }; then
 	make -s --no-print-directory perf BASE=0
-	PERF=$BUILD/perf/perf
 fi
 make -s --no-print-directory kernel ARCH="$arch" BASE=$base
 bash rig/selftests/build.sh "$arch"
