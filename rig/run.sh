@@ -20,7 +20,9 @@ kind=$([ $base = 1 ] && echo base || echo series)
 stage "run $arch ($kind kernel)"
 cd "$RIG_TOP" || exit 1
 
-R=$OUT/run-$arch$([ $base = 1 ] && echo -base)
+sfx=""
+if [ $base = 1 ]; then sfx=-base; fi
+R=$OUT/run-$arch$sfx
 rm -rf "$R"
 mkdir -p "$R"
 cpu=1

@@ -23,10 +23,11 @@ SCEN='^aux_set_output: (not )?ok [0-9]+ redirect\.[a-z_]+\.(switch_buffer|repeat
 STRESS='^aux_set_output: (not )?ok [0-9]+ redirect\.[a-z_]+\.stress( |$)'
 fail=0
 bad() { echo "kernel-ab: FAIL: $*" >&2; fail=1; }
+sfx() { if [ "$1" = base ]; then echo -base; fi; }
 
 check() { # check ARCH base|series
 	local arch=$1 kind=$2 R n
-	R=$OUT/selftests-$arch$([ "$kind" = base ] && echo -base)
+	R=$OUT/selftests-$arch$(sfx "$kind")
 	local res=$R/results.txt
 	[ -s "$res" ] || { bad "$arch $kind: no results"; return; }
 	grep -q '^SELFTESTS: result noswaux 4$' "$res" || bad "$arch $kind: aux_set_output does not skip (4) without the module"
@@ -53,7 +54,7 @@ check() { # check ARCH base|series
 run_flow() { # run_flow ARCH base|series
 	local arch=$1 kind=$2 rc=0 want log
 	want=$([ "$kind" = base ] && echo 3 || echo 0)
-	log=$OUT/run-$arch$([ "$kind" = base ] && echo -base).out
+	log=$OUT/run-$arch$(sfx "$kind").out
 	ARCH=$arch BASE=$([ "$kind" = base ] && echo 1 || echo 0) bash "$RIG_TOP/rig/run.sh" >"$log" 2>&1 || rc=$?
 	sed -n '/^==== make run/,$p' "$log" | sed 's/^/  /' >&2
 	if [ "$rc" != "$want" ]; then

@@ -12,7 +12,9 @@ base=${BASE:-0}
 case "$base" in 1|y|yes) base=1 ;; *) base=0 ;; esac
 stage "selftests $arch$([ $base = 1 ] && echo ' (base)')"
 
-R=$OUT/selftests-$arch$([ $base = 1 ] && echo -base)
+sfx=""
+if [ $base = 1 ]; then sfx=-base; fi
+R=$OUT/selftests-$arch$sfx
 mkdir -p "$R"
 rm -f "$R/results.txt" "$R/console.log" "$R/vm.log"
 
