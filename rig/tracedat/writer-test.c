@@ -7,12 +7,17 @@
  * trace.dat and the expected events as text.  writer-test.sh compares the
  * text with what trace-cmd report prints.
  *
+ * The rss mode feeds <MB> of incompressible events and prints the peak RSS,
+ * which must not depend on <MB>.
+ *
  * usage: writer-test <le|be> <4|8> <6|7> <none|zstd|zlib> <out.dat> <expected.txt>
+ *        writer-test rss <none|zstd|zlib> <MB> <out.dat>
  */
 #include <byteswap.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "util/trace-dat-writer.h"
 
@@ -72,29 +77,18 @@ static void put_file64(const char *text)
 	put(text, strlen(text));
 }
 
-int main(int argc, char **argv)
+static enum tdw_compression compression(const char *name)
+{
+	return !strcmp(name, "zstd") ? TDW_COMP_ZSTD :
+	       !strcmp(name, "zlib") ? TDW_COMP_ZLIB : TDW_COMP_NONE;
+}
+
+static void tracing_data(int be, int lsize)
 {
 	unsigned int host_be = (*(unsigned short *)"\0\1") == 1;
-	struct tdw_opts opts = { .clock = "perf", .tmpdir = "/tmp", .nr_cpus = 2 };
-	unsigned long long ts = 1000000000ULL;
-	char header_page[512], msg[400];
-	unsigned char payload[512];
-	int be, lsize, i, ret;
-	struct tdw *w;
-	FILE *out, *exp;
+	char header_page[512];
 
-	if (argc != 7) {
-		fprintf(stderr, "usage: %s <le|be> <4|8> <6|7> <none|zstd|zlib> <out.dat> <expected.txt>\n",
-			argv[0]);
-		return 2;
-	}
-	be = !strcmp(argv[1], "be");
-	lsize = atoi(argv[2]);
-	opts.version = atoi(argv[3]);
-	opts.compression = !strcmp(argv[4], "zstd") ? TDW_COMP_ZSTD :
-			   !strcmp(argv[4], "zlib") ? TDW_COMP_ZLIB : TDW_COMP_NONE;
 	swap = be != (int)host_be;
-
 	snprintf(header_page, sizeof(header_page), header_page_fmt, lsize,
 		 8 + lsize, 4096 - 8 - lsize);
 	put("\027\010\104tracing0.6", 14);
@@ -113,6 +107,78 @@ int main(int argc, char **argv)
 	put32(0);			/* kallsyms */
 	put32(0);			/* printk */
 	put64(0);			/* saved_cmdlines */
+}
+
+/* <mb> MB of 1000-byte events with random bytes, version 7, two CPUs. */
+static int peak_rss(const char *comp, int mb, const char *path)
+{
+	struct tdw_opts opts = { .clock = "perf", .tmpdir = "/tmp", .nr_cpus = 2,
+				 .version = 7, .compression = compression(comp) };
+	unsigned long long ts = 1000000000ULL, x = 88172645463325252ULL;
+	unsigned char payload[1000];
+	long long n = (long long)mb * 1000;
+	struct rusage ru;
+	struct tdw *w;
+	FILE *out;
+	int ret;
+
+	tracing_data(0, 8);
+	w = tdw__new(blob, blen, &opts);
+	if (!w)
+		return 1;
+	for (long long i = 0; i < n; i++) {
+		for (size_t j = 16; j < sizeof(payload); j += 8) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			memcpy(payload + j, &x, 8);
+		}
+		tdw__put16(w, payload, 100);
+		tdw__put32(w, payload + 4, 4242);
+		tdw__put32(w, payload + 8, i);
+		/* msg: an empty string at the end */
+		payload[sizeof(payload) - 1] = 0;
+		tdw__put32(w, payload + 12, 1 << 16 | (sizeof(payload) - 1));
+		ts += 1000;
+		if (tdw__add_event(w, i % 2, ts, payload, sizeof(payload)))
+			return 1;
+	}
+	out = fopen(path, "w");
+	if (!out)
+		return 1;
+	ret = tdw__finish(w, out);
+	if (fclose(out))
+		ret = 1;
+	getrusage(RUSAGE_SELF, &ru);
+	printf("writer-test rss %s %d MB: %llu events, maxrss_kb=%ld\n", comp, mb,
+	       (unsigned long long)tdw__stats(w)->events, ru.ru_maxrss);
+	tdw__delete(w);
+	return ret ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct tdw_opts opts = { .clock = "perf", .tmpdir = "/tmp", .nr_cpus = 2 };
+	unsigned long long ts = 1000000000ULL;
+	unsigned char payload[512];
+	int lsize, i, ret;
+	struct tdw *w;
+	FILE *out, *exp;
+	char msg[400];
+
+	if (argc == 5 && !strcmp(argv[1], "rss"))
+		return peak_rss(argv[2], atoi(argv[3]), argv[4]);
+	if (argc != 7) {
+		fprintf(stderr,
+			"usage: %s <le|be> <4|8> <6|7> <none|zstd|zlib> <out.dat> <expected.txt>\n"
+			"       %s rss <none|zstd|zlib> <MB> <out.dat>\n",
+			argv[0], argv[0]);
+		return 2;
+	}
+	lsize = atoi(argv[2]);
+	opts.version = atoi(argv[3]);
+	opts.compression = compression(argv[4]);
+	tracing_data(!strcmp(argv[1], "be"), lsize);
 
 	w = tdw__new(blob, blen, &opts);
 	if (!w)

@@ -5,7 +5,8 @@
 # files it writes for every byte order (le, be), kernel long size (4, 8),
 # version (6, 7) and compression trace-cmd can read: each event's time,
 # CPU, pid and fields, the large events, TIME_EXTENDs and the page marked
-# after lost events.
+# after lost events.  Then the peak RSS of the writer for 8 and 64 MB of
+# events, per compression: it must not grow with the input.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -88,6 +89,27 @@ EOF
 			done
 		done
 	done
+done
+
+# Bounded memory: spill files and output are on disk, at most a batch of
+# pages per CPU and one compressed chunk are in memory.
+for comp in $comps; do
+	name="rss-$comp"
+	for mb in 8 64; do
+		ASAN_OPTIONS=quarantine_size_mb=16 "$work/writer-test" rss "$comp" "$mb" \
+			"$work/$name.dat" >"$work/$name-$mb.txt"
+	done
+	small=$(sed -n 's/.*maxrss_kb=//p' "$work/$name-8.txt")
+	big=$(sed -n 's/.*maxrss_kb=//p' "$work/$name-64.txt")
+	events=$(trace-cmd report "$work/$name.dat" 2>/dev/null | grep -c " wtest: " || true)
+	if [ $((big - small)) -le 16384 ] && [ "$events" = 64000 ]; then
+		pass=$((pass + 1))
+		echo "tracedat-unit: PASS $name (peak RSS $((small / 1024)) MB for 8 MB, $((big / 1024)) MB for 64 MB)"
+	else
+		fail=$((fail + 1))
+		echo "tracedat-unit: FAIL $name: peak RSS $((small / 1024)) MB for 8 MB, $((big / 1024)) MB for 64 MB of events (16 MB more allowed); trace-cmd report shows $events of 64000 events"
+	fi
+	rm -f "$work/$name.dat"
 done
 echo "tracedat-unit: $pass passed, $fail failed ($(( $(date +%s) - t0 )) s)"
 [ "$fail" = 0 ]

@@ -22,6 +22,7 @@
 #include <sys/types.h>
 #include <linux/compiler.h>
 #include <linux/bits.h>
+#include <linux/build_bug.h>
 #include <linux/kernel.h>
 #include <linux/math.h>
 #include <linux/zalloc.h>
@@ -123,7 +124,6 @@ struct tdw {
 
 	struct tdw_cpu		*cpus;
 	unsigned int		nr_cpus;
-	u8			*tmp_page;
 };
 
 static bool host_is_be(void)
@@ -450,8 +450,7 @@ struct tdw *tdw__new(const void *tracing_data, size_t size,
 		goto out_free;
 	w->nr_cpus = max(opts->nr_cpus, 1);
 	w->cpus = calloc(w->nr_cpus, sizeof(*w->cpus));
-	w->tmp_page = malloc(w->page_size);
-	if (!w->cpus || !w->tmp_page)
+	if (!w->cpus)
 		goto out_free;
 	for (unsigned int i = 0; i < w->nr_cpus; i++)
 		w->cpus[i].fd = -1;
@@ -472,7 +471,6 @@ void tdw__delete(struct tdw *w)
 			close(w->cpus[i].fd);
 	}
 	free(w->cpus);
-	free(w->tmp_page);
 	buf_free(&w->synth);
 	buf_free(&w->cmdlines);
 	free(w);
@@ -808,15 +806,21 @@ static u32 string_id(unsigned int idx)
 	return off;
 }
 
+static void section_header_bytes(const struct tdw *w, u8 *hdr, u16 id,
+				 u16 flags, u32 desc, u64 size)
+{
+	tdw__put16(w, hdr, id);
+	tdw__put16(w, hdr + 2, flags);
+	tdw__put32(w, hdr + 4, desc);
+	tdw__put64(w, hdr + 8, size);
+}
+
 static void section_header(const struct tdw *w, struct tdw_out *o, u16 id,
 			   u16 flags, u32 desc, u64 size)
 {
 	u8 hdr[16];
 
-	tdw__put16(w, hdr, id);
-	tdw__put16(w, hdr + 2, flags);
-	tdw__put32(w, hdr + 4, desc);
-	tdw__put64(w, hdr + 8, size);
+	section_header_bytes(w, hdr, id, flags, desc, size);
 	out_write(o, hdr, sizeof(hdr));
 }
 
@@ -924,48 +928,56 @@ static void copy_cpu(struct tdw *w, struct tdw_out *o, struct tdw_cpu *cpu)
 }
 
 /*
- * Compressed flyrecord data of one CPU: u32 chunk count, then per chunk
- * u32 compressed size, u32 uncompressed size and the data.
+ * Compressed flyrecord data of one CPU, straight to the output: u32 chunk
+ * count, then per chunk u32 compressed size, u32 uncompressed size and the
+ * data.  Only one chunk is in memory at a time.
  */
-static int compress_cpu(struct tdw *w, struct tdw_cpu *cpu,
-			struct tdw_buf *out)
+static void compress_cpu(struct tdw *w, struct tdw_out *o, struct tdw_cpu *cpu)
 {
 	u64 pages = cpu->size / w->page_size, done = 0;
-	struct tdw_buf raw = { 0 }, z = { 0 };
-	int ret = 0;
+	struct tdw_buf z = { 0 };
+	u8 sizes[8];
 
-	out->len = 0;
-	if (!pages)
-		return 0;
-	buf_add32(w, out, DIV_ROUND_UP(pages, TDW_CHUNK_PAGES));
-	if (lseek(cpu->fd, 0, SEEK_SET) < 0)
-		return -errno;
-	while (done < pages && !ret) {
-		u64 n = min_t(u64, pages - done, TDW_CHUNK_PAGES);
+	BUILD_BUG_ON(TDW_CHUNK_PAGES > TDW_BATCH_PAGES);
+	if (!pages || o->err)
+		return;
+	tdw__put32(w, sizes, DIV_ROUND_UP(pages, TDW_CHUNK_PAGES));
+	out_write(o, sizes, 4);
+	if (lseek(cpu->fd, 0, SEEK_SET) < 0) {
+		o->err = -errno;
+		return;
+	}
+	/* The batch buffer is free once everything is in the spill file. */
+	while (done < pages && !o->err) {
+		size_t len = min_t(u64, pages - done, TDW_CHUNK_PAGES) *
+			     w->page_size;
 
-		raw.len = 0;
-		for (u64 i = 0; i < n; i++) {
-			if (read(cpu->fd, w->tmp_page, w->page_size) !=
-			    (ssize_t)w->page_size) {
-				ret = -EIO;
-				break;
-			}
-			buf_add(&raw, w->tmp_page, w->page_size);
-		}
-		if (ret || raw.failed || compress_buf(w, raw.data, raw.len, &z)) {
-			ret = ret ?: -ENOMEM;
+		if (read(cpu->fd, cpu->batch, len) != (ssize_t)len) {
+			o->err = -EIO;
 			break;
 		}
-		buf_add32(w, out, z.len);
-		buf_add32(w, out, raw.len);
-		buf_add(out, z.data, z.len);
-		done += n;
+		if (compress_buf(w, cpu->batch, len, &z)) {
+			o->err = -ENOMEM;
+			break;
+		}
+		tdw__put32(w, sizes, z.len);
+		tdw__put32(w, sizes + 4, len);
+		out_write(o, sizes, sizeof(sizes));
+		out_write(o, z.data, z.len);
+		done += len / w->page_size;
 	}
-	if (out->failed)
-		ret = -ENOMEM;
-	buf_free(&raw);
 	buf_free(&z);
-	return ret;
+}
+
+/* Overwrite @len bytes at @off, written before; the position stays. */
+static void out_patch(struct tdw_out *o, u64 off, const void *data,
+		      size_t len)
+{
+	if (o->err)
+		return;
+	if (fflush(o->fp) || fseeko(o->fp, off, SEEK_SET) ||
+	    fwrite(data, 1, len, o->fp) != len || fseeko(o->fp, 0, SEEK_END))
+		o->err = -errno ?: -EIO;
 }
 
 struct cpu_place {
@@ -1044,11 +1056,11 @@ static int finish_v7(struct tdw *w, struct tdw_out *o)
 	};
 	static const unsigned int body_desc[] = { 1, 3, 4, 5, 6 };
 	bool compressed = w->opts.compression != TDW_COMP_NONE;
-	struct tdw_buf b = { 0 }, opts = { 0 }, *zcpu = NULL;
+	struct tdw_buf b = { 0 }, opts = { 0 };
 	struct cpu_place *place;
 	u64 sec[6], opt_ptr, opt_off, fly_off, data_off, fly_size = 0;
 	unsigned int i;
-	u8 tmp[8];
+	u8 tmp[16];
 
 	place = calloc(w->nr_cpus, sizeof(*place));
 	if (!place)
@@ -1076,20 +1088,11 @@ static int finish_v7(struct tdw *w, struct tdw_out *o)
 		}
 	}
 
-	/* Flyrecord placement needs the options size, which is fixed. */
-	if (compressed) {
-		zcpu = calloc(w->nr_cpus, sizeof(*zcpu));
-		if (!zcpu) {
-			o->err = -ENOMEM;
-			goto out;
-		}
-		for (i = 0; i < w->nr_cpus && !o->err; i++) {
-			int ret = compress_cpu(w, &w->cpus[i], &zcpu[i]);
-
-			if (ret)
-				o->err = ret;
-		}
-	}
+	/*
+	 * Flyrecord placement needs the options size, which is fixed.  The
+	 * size of compressed CPU data is known once it is written: the
+	 * options and the flyrecord section header are written again then.
+	 */
 	build_options(w, &opts, sec, 0, place);
 	opt_off = o->pos;
 	fly_off = opt_off + 16 + opts.len;
@@ -1097,8 +1100,8 @@ static int finish_v7(struct tdw *w, struct tdw_out *o)
 	if (!compressed)
 		data_off = roundup(data_off, (u64)w->page_size);
 	fly_size = data_off - fly_off - 16;
-	for (i = 0; i < w->nr_cpus; i++) {
-		place[i].size = compressed ? zcpu[i].len : w->cpus[i].size;
+	for (i = 0; i < w->nr_cpus && !compressed; i++) {
+		place[i].size = w->cpus[i].size;
 		place[i].offset = fly_off + 16 + fly_size;
 		fly_size += place[i].size;
 	}
@@ -1111,10 +1114,21 @@ static int finish_v7(struct tdw *w, struct tdw_out *o)
 		       fly_size);
 	out_zero(o, data_off - o->pos);
 	for (i = 0; i < w->nr_cpus; i++) {
-		if (compressed)
-			out_buf(o, &zcpu[i]);
-		else
+		if (!compressed) {
 			copy_cpu(w, o, &w->cpus[i]);
+			continue;
+		}
+		place[i].offset = o->pos;
+		compress_cpu(w, o, &w->cpus[i]);
+		place[i].size = o->pos - place[i].offset;
+	}
+	if (compressed) {
+		fly_size = o->pos - data_off;
+		build_options(w, &opts, sec, fly_off, place);
+		out_patch(o, opt_off + 16, opts.data, opts.len);
+		section_header_bytes(w, tmp, TDW_OPT_BUFFER, TDW_SEC_COMPRESSED,
+				     string_id(7), fly_size);
+		out_patch(o, fly_off, tmp, 16);
 	}
 
 	b.len = 0;
@@ -1122,19 +1136,8 @@ static int finish_v7(struct tdw *w, struct tdw_out *o)
 		buf_addstr(&b, tdw_strings[i]);
 	write_section(w, o, TDW_OPT_STRINGS, 0, &b);
 
-	if (!o->err) {
-		tdw__put64(w, tmp, opt_off);
-		if (fflush(o->fp) || fseeko(o->fp, opt_ptr, SEEK_SET) ||
-		    fwrite(tmp, 1, 8, o->fp) != 8 ||
-		    fseeko(o->fp, 0, SEEK_END))
-			o->err = -errno ?: -EIO;
-	}
-out:
-	if (zcpu) {
-		for (i = 0; i < w->nr_cpus; i++)
-			buf_free(&zcpu[i]);
-		free(zcpu);
-	}
+	tdw__put64(w, tmp, opt_off);
+	out_patch(o, opt_ptr, tmp, 8);
 	buf_free(&b);
 	buf_free(&opts);
 	free(place);
