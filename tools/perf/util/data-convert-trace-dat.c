@@ -325,9 +325,12 @@ static int process_tracing_data(const struct perf_tool *tool,
 	if (!buf)
 		return -ENOMEM;
 	if (readn(fd, buf, size) != (ssize_t)size) {
-		pr_err("%s: truncated tracing data\n", session->data->path);
+		/* The stream ends here: stop without a second message. */
+		pr_err("%s: unexpected end of event stream in the tracing data\n",
+		       session->data->path);
 		free(buf);
-		return -EIO;
+		c->err = -EIO;
+		return size;
 	}
 	free(c->tracing_data);
 	c->tracing_data = buf;
@@ -543,6 +546,9 @@ int trace_dat_convert__perf2dat(const char *input_name, const char *output_name,
 		goto err_session_delete;
 
 	ret = perf_session__process_events(session);
+	/* A pipe that ends inside an event: perf said so, write nothing. */
+	if (!ret && !c.err && session->truncated)
+		c.err = -EIO;
 	if (!ret && !c.err)
 		ret = create_writer(&c);
 	if (ret || c.err) {

@@ -7,6 +7,8 @@
 # TIME_EXTENDs), converts to trace.dat v7 and v6, compressed and not, from a
 # file, a pipe and a -z recording, and checks that 'trace-cmd report' shows
 # the same events as 'perf script': name, CPU, pid, timestamp and fields.
+# AUX, LOST and LOST_SAMPLES records, which need an AUX PMU or an overloaded
+# machine to appear, are appended to a pipe recording by a script.
 # Then checks the bad-input cases.
 
 set -e
@@ -313,12 +315,100 @@ test_synthetic()
 	compare "${tmpdir}/mixed.data" "${tmpdir}/tp.dat" "tracepoints-only"
 }
 
+# Append PERF_RECORD_AUX, LOST and LOST_SAMPLES records after the last
+# sample of the pipe-mode recording $1, writing $2; the sample_id trailer
+# of each record follows the first attr.
+add_aux_lost()
+{
+	$PYTHON - "$1" "$2" <<'EOF'
+import struct, sys
+
+data = open(sys.argv[1], 'rb').read()
+if data[:8] != b'PERFILE2' or struct.unpack_from('<Q', data, 8)[0] != 16:
+    sys.exit('not a little-endian pipe-mode perf.data')
+TID, TIME, ID, CPU, STREAM_ID, IDENTIFIER = 2, 4, 64, 128, 512, 65536
+sample_type = None
+last = 0
+pos = 16
+while pos + 8 <= len(data):
+    typ, _, size = struct.unpack_from('<IHH', data, pos)
+    if size < 8:
+        sys.exit('bad record size')
+    if typ == 64 and sample_type is None:       # HEADER_ATTR
+        sample_type, = struct.unpack_from('<Q', data, pos + 8 + 24)
+        flags, = struct.unpack_from('<Q', data, pos + 8 + 40)
+        if not flags & (1 << 18) or not sample_type & TIME:
+            sys.exit('need sample_id_all and PERF_SAMPLE_TIME')
+    elif typ == 9 and sample_type is not None:  # SAMPLE: ident, ip, tid, time
+        off = pos + 8 + 8 * bool(sample_type & IDENTIFIER) + \
+            8 * bool(sample_type & 1) + 8 * bool(sample_type & TID)
+        last = max(last, struct.unpack_from('<Q', data, off)[0])
+    pos += size
+    if typ == 66:                               # HEADER_TRACING_DATA
+        pos += struct.unpack_from('<I', data, pos - size + 8)[0]
+
+def record(typ, body, t):
+    # sample_id: tid, time, id, stream_id, cpu, identifier; id 0 is the
+    # first event.
+    for bit, fmt, val in ((TID, '<II', (0, 0)), (TIME, '<Q', (t,)),
+                          (ID, '<Q', (0,)), (STREAM_ID, '<Q', (0,)),
+                          (CPU, '<II', (0, 0)), (IDENTIFIER, '<Q', (0,))):
+        if sample_type & bit:
+            body += struct.pack(fmt, *val)
+    return struct.pack('<IHH', typ, 0, 8 + len(body)) + body
+
+t = last + 1000
+recs = record(11, struct.pack('<QQQ', 0x1000, 4096, 0x1 | 0x4), t)      # AUX
+recs += record(2, struct.pack('<QQ', 0, 7), t + 1000)                   # LOST
+recs += record(13, struct.pack('<Q', 5), t + 2000)                      # LOST_SAMPLES
+recs += record(11, struct.pack('<QQQ', 0x2000, 8192, 0x8), t + 3000)    # AUX
+open(sys.argv[2], 'wb').write(data + recs)
+EOF
+}
+
+test_aux_lost()
+{
+	local e rep="${tmpdir}/aux.report"
+
+	echo "Testing perf:aux and perf:lost events for AUX and LOST records"
+	if ! add_aux_lost "${tmpdir}/pipe.data" "${tmpdir}/aux.data"; then
+		echo "cannot add AUX and LOST records to the pipe recording"
+		err=1
+		return
+	fi
+	convert -i - --to-trace-dat "${tmpdir}/aux.dat" < "${tmpdir}/aux.data" ||
+		return
+	trace-cmd report "${tmpdir}/aux.dat" > "${rep}" 2>/dev/null
+	for e in "aux: *offset=0x1000 size=4096 flags=TRUNCATED|PARTIAL" \
+		 "lost: *id=0 lost=7" "lost_samples: *lost=5" \
+		 "aux: *offset=0x2000 size=8192 flags=COLLISION"; do
+		if ! grep -q "\[000\] .* ${e}\$" "${rep}"; then
+			echo "no '${e}' event in trace-cmd report"
+			err=1
+		fi
+	done
+	if ! grep -Eq " 4 synthetic, .* \(1 after lost events\)" \
+		"${tmpdir}/convert.err"; then
+		echo "AUX/LOST records not counted as 4 synthetic events and a lost page:"
+		cat "${tmpdir}/convert.err"
+		err=1
+	fi
+	compare "${tmpdir}/aux.data" "${tmpdir}/aux.dat" "pipe with AUX/LOST"
+	convert -i - --to-trace-dat "${tmpdir}/aux-tp.dat" --tracepoints-only \
+		< "${tmpdir}/aux.data" || return
+	if trace-cmd report "${tmpdir}/aux-tp.dat" 2>/dev/null |
+		grep -Eq " (aux|lost|lost_samples): "; then
+		echo "--tracepoints-only left perf:aux/perf:lost events in"
+		err=1
+	fi
+}
+
 expect_fail()
 {
 	local what=$1 out=$2
 
 	shift 2
-	if perf data convert "$@" 2>"${tmpdir}/bad.err"; then
+	if perf data convert "$@" 2>"${tmpdir}/bad.err" < "${stdin:-/dev/null}"; then
 		echo "${what}: conversion did not fail"
 		err=1
 	elif [ "$(wc -l < "${tmpdir}/bad.err")" -lt 1 ]; then
@@ -364,6 +454,58 @@ test_bad_input()
 	}
 	expect_fail "unwritable output" "" \
 		-i "${tmpdir}/perf.data" --to-trace-dat /proc/perf-trace-dat.dat
+	test_truncated_pipe
+}
+
+# head -c N of a pipe recording, N inside the tracing data, and inside the
+# header and the body of a sample: the stream ends inside an event, which
+# must fail with one line and leave no output.
+test_truncated_pipe()
+{
+	local n cuts size
+
+	size=$(stat -c %s "${tmpdir}/pipe.data")
+	cuts=$($PYTHON - "${tmpdir}/pipe.data" <<'EOF'
+import struct, sys
+
+data = open(sys.argv[1], 'rb').read()
+pos, cuts = 16, []
+while pos + 8 <= len(data):
+    typ, _, size = struct.unpack_from('<IHH', data, pos)
+    if size < 8:
+        break
+    if typ == 9 and pos > len(data) // 2 and size > 16:
+        cuts += [pos + 4, pos + 12]
+        break
+    pos += size
+    if typ == 66:
+        cuts.append(pos + 100)
+        pos += struct.unpack_from('<I', data, pos - size + 8)[0]
+if len(cuts) == 3:
+    print(*cuts)
+EOF
+	)
+	if [ -z "${cuts}" ]; then
+		echo "no tracing data or sample to cut in the pipe recording"
+		err=1
+		return
+	fi
+	for n in ${cuts}; do
+		head -c "${n}" "${tmpdir}/pipe.data" > "${tmpdir}/cut.data"
+		stdin="${tmpdir}/cut.data" expect_fail \
+			"pipe cut at byte ${n} of ${size}" "${tmpdir}/bad4.dat" \
+			-i - --to-trace-dat "${tmpdir}/bad4.dat"
+		if [ "$(wc -l < "${tmpdir}/bad.err")" != 1 ]; then
+			echo "pipe cut at byte ${n}: not a one-line error:"
+			cat "${tmpdir}/bad.err"
+			err=1
+		fi
+		if [ -e "${tmpdir}/bad4.dat" ]; then
+			echo "pipe cut at byte ${n}: left ${tmpdir}/bad4.dat"
+			rm -f "${tmpdir}/bad4.dat"
+			err=1
+		fi
+	done
 }
 
 test_file_v7 || err=1
@@ -371,6 +513,7 @@ test_time_extend || err=1
 test_versions_compression || err=1
 test_time_range || err=1
 test_pipe || err=1
+test_aux_lost || err=1
 test_compressed_input || err=1
 test_synthetic || err=1
 test_bad_input || err=1
