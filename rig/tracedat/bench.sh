@@ -3,7 +3,11 @@
 # make bench: throughput (input MB/s) and peak RSS of
 #   perf data convert --to-trace-dat, --to-json, perf script, perf script -F time
 # on tracepoint recordings of about 50 MB and 500 MB (SIZES="50 500", in MB),
-# printed with ratios against --to-json and perf script -F time.
+# printed with ratios against --to-json and perf script -F time, then checked
+# against the goals (exit 1 if one is missed): per size, --to-trace-dat at
+# least 3x the MB/s of --to-json, at most 1.5x the time of perf script -F time
+# and at most 32 MB more peak RSS than it; peak RSS of the largest input at
+# most 16 MB above that of the smallest (flat).
 # Runs under the rig's CPU lock; recordings are kept in $out for reruns.
 set -euo pipefail
 
@@ -99,7 +103,29 @@ for mb in $sizes; do
 			perf='$perf' out='$out'; run_size $mb"
 	fi
 done
+rc=0
 awk '/^RESULT/ { split($0, a, /[ =]/); rss[n++] = a[7] }
      END { if (n > 1) printf "bench: --to-trace-dat peak RSS %0.1f MB -> %0.1f MB from smallest to largest input\n", rss[0] / 1024, rss[n - 1] / 1024 }' \
 	"$out/bench.txt" | tee -a "$out/bench.txt"
+awk 'function goal(ok, what) {
+		printf "bench: goal %-58s %s\n", what, ok ? "met" : "MISSED"
+		if (!ok)
+			missed++
+	}
+	/^RESULT/ {
+		split($0, a, /[ =]/)
+		mb = a[3]; dat = a[5]; rss = a[7]; json = a[9]; ftime = a[13]; frss = a[15]
+		goal(json / dat >= 3, sprintf("%s MB: MB/s >= 3x --to-json (%.2fx)", mb, json / dat))
+		goal(dat / ftime <= 1.5, sprintf("%s MB: time <= 1.5x -F time (%.2fx)", mb, dat / ftime))
+		goal(rss - frss <= 32 * 1024, sprintf("%s MB: RSS <= -F time + 32 MB (%+.1f MB)", mb, (rss - frss) / 1024))
+		r[n++] = rss
+	}
+	END {
+		if (n > 1)
+			goal(r[n - 1] - r[0] <= 16 * 1024, sprintf("RSS flat, largest - smallest input <= 16 MB (%+.1f MB)", (r[n - 1] - r[0]) / 1024))
+		exit missed > 0
+	}' "$out/bench.txt" >"$out/goals.txt" || rc=1
+tee -a "$out/bench.txt" <"$out/goals.txt"
+rm -f "$out/goals.txt"
 echo "bench: done in $(( $(date +%s) - t_start )) s; results in $out/bench.txt"
+exit $rc

@@ -66,6 +66,9 @@ struct convert_trace_dat {
 	int			range_size;
 	int			range_num;
 	int			err;
+	bool			drop_pages;
+	u64			round_pos;	/* of the previous round */
+	u64			dropped_to;
 
 	u64			tracepoints;
 	u64			synthesized;
@@ -300,6 +303,38 @@ static int process_aux(const struct perf_tool *tool, union perf_event *event,
 }
 
 /*
+ * On 64-bit hosts perf's reader maps the whole input at once and keeps
+ * every page it has read: the peak RSS would grow with the input.  Events
+ * before the previous FINISHED_ROUND have been queued and, mostly,
+ * delivered; let the kernel drop their pages.  The mapping is shared and
+ * read-only, so a page that is still needed is faulted back in from the
+ * page cache.
+ */
+static int process_finished_round(const struct perf_tool *tool,
+				  union perf_event *event,
+				  struct ordered_events *oe)
+{
+	struct convert_trace_dat *c =
+		container_of(tool, struct convert_trace_dat, tool);
+	struct perf_session *session = c->session;
+	u8 *base = session->one_mmap_addr, *pos = (u8 *)event;
+	int ret = perf_event__process_finished_round(tool, event, oe);
+	u64 end;
+
+	if (ret || !c->drop_pages || !session->one_mmap || !base ||
+	    pos < base || pos >= base + session->one_mmap_size)
+		return ret;
+	end = round_down(c->round_pos, page_size);
+	if (end > c->dropped_to) {
+		madvise(base + c->dropped_to, end - c->dropped_to,
+			MADV_DONTNEED);
+		c->dropped_to = end;
+	}
+	c->round_pos = pos - base;
+	return 0;
+}
+
+/*
  * Pipe mode: the tracing data follows the event in the stream.  Keep a
  * copy and let perf parse it from a memfd as if it came from the pipe.
  */
@@ -457,6 +492,7 @@ int trace_dat_convert__perf2dat(const char *input_name, const char *output_name,
 	c.tool.event_update	= perf_event__process_event_update;
 	c.tool.attr		= perf_event__process_attr;
 	c.tool.feature		= perf_event__process_feature;
+	c.tool.finished_round	= process_finished_round;
 	c.tool.ordering_requires_timestamps = true;
 
 	if (opts->all) {
@@ -544,6 +580,9 @@ int trace_dat_convert__perf2dat(const char *input_name, const char *output_name,
 					&c.ptime_range, &c.range_size,
 					&c.range_num) < 0)
 		goto err_session_delete;
+
+	/* Not for a private mapping, where events are byte-swapped in place. */
+	c.drop_pages = !session->header.needs_swap && !perf_data__is_pipe(&data);
 
 	ret = perf_session__process_events(session);
 	/* A pipe that ends inside an event: perf said so, write nothing. */
