@@ -555,7 +555,9 @@ int trace_dat_convert__perf2dat(const char *input_name, const char *output_name,
 
 	session = perf_session__new(&data, &c.tool);
 	if (IS_ERR(session)) {
-		pr_err("Error creating perf session for %s\n", input_name);
+		/* perf said why (cannot open, incompatible), but for ENOMEM. */
+		if (PTR_ERR(session) == -ENOMEM)
+			pr_err("%s: out of memory\n", input_name);
 		goto err_fclose;
 	}
 	c.session = session;
