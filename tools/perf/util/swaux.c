@@ -495,9 +495,9 @@ static void swaux_dump_record(const struct swaux_record *rec, u64 pos)
 {
 	char fl[64];
 
-	printf(". swaux rec %#" PRIx64 ": seq %" PRIu64 " cpu %u pid %u tid %u",
+	printf(". swaux rec 0x%" PRIx64 ": seq %" PRIu64 " cpu %u pid %u tid %u",
 	       pos, (u64)rec->seq, rec->cpu, rec->pid, rec->tid);
-	printf(" buf_id %u handle_buf_id %u flags %#x [%s]", rec->buf_id,
+	printf(" buf_id %u handle_buf_id %u flags 0x%x [%s]", rec->buf_id,
 	       rec->handle_buf_id, rec->flags,
 	       swaux_flags_str(rec->flags, fl, sizeof(fl)));
 	printf(" time %" PRIu64 " event_id %" PRIu64 " writer_id %" PRIu64 " mismatches %u\n",
@@ -577,7 +577,7 @@ static int swaux_scan(struct swaux *sw, struct swaux_queue *q,
 	int err;
 
 	if (dump_trace)
-		printf(". ... swaux data: size %zu bytes idx %u cpu %d tid %d offset %#"
+		printf(". ... swaux data: size %zu bytes idx %u cpu %d tid %d offset 0x%"
 		       PRIx64 "\n", size, q->idx, q->cpu, q->tid, offset);
 
 	if (q->chunks && offset != q->next_offset)
@@ -605,14 +605,14 @@ static int swaux_scan(struct swaux *sw, struct swaux_queue *q,
 		if (swaux_all_zero(data + pos, SWAUX_REC)) {
 			q->empty++;
 			if (dump_trace)
-				printf(". swaux rec %#" PRIx64 ": empty\n", offset + pos);
+				printf(". swaux rec 0x%" PRIx64 ": empty\n", offset + pos);
 			continue;
 		}
 		if (!q->invalid)
 			q->first_invalid_pos = offset + pos;
 		q->invalid++;
 		if (dump_trace)
-			printf(". swaux rec %#" PRIx64 ": invalid: magic %#x size %u\n",
+			printf(". swaux rec 0x%" PRIx64 ": invalid: magic 0x%x size %u\n",
 			       offset + pos, rec.magic, rec.size);
 	}
 
@@ -622,7 +622,7 @@ static int swaux_scan(struct swaux *sw, struct swaux_queue *q,
 			q->first_invalid_pos = offset + pos;
 		q->invalid++;
 		if (dump_trace)
-			printf(". swaux rec %#" PRIx64 ": invalid: %zu trailing bytes\n",
+			printf(". swaux rec 0x%" PRIx64 ": invalid: %zu trailing bytes\n",
 			       offset + pos, size - pos);
 	}
 
@@ -818,7 +818,7 @@ static u64 swaux_report(struct swaux *sw)
 			if (reported++ >= SWAUX_MAX_REPORTS)
 				continue;
 			swaux_error_prefix(q, p->buf_id);
-			printf("unflagged gap seq %" PRIu64 " -> %" PRIu64 " at aux offset %#"
+			printf("unflagged gap seq %" PRIu64 " -> %" PRIu64 " at aux offset 0x%"
 			       PRIx64 "\n", g->prev_seq, g->seq, g->pos);
 		}
 		for (j = 0; p && j < q->nr_streams; j++) {
@@ -828,14 +828,14 @@ static u64 swaux_report(struct swaux *sw)
 				swaux_error_prefix(q, p->buf_id);
 				printf("misplaced: %" PRIu64 " records of buf_id %u, seq %" PRIu64,
 				       s->records, s->buf_id, s->first_seq);
-				printf("..%" PRIu64 " from aux offset %#" PRIx64 "\n",
+				printf("..%" PRIu64 " from aux offset 0x%" PRIx64 "\n",
 				       s->last_seq, s->first_pos);
 			}
 			if (s->mismatch && reported++ < SWAUX_MAX_REPORTS) {
 				swaux_error_prefix(q, p->buf_id);
 				printf("misplaced: %" PRIu64 " MISMATCH records of buf_id %u",
 				       s->mismatch, s->buf_id);
-				printf(", first seq %" PRIu64 " at aux offset %#" PRIx64 "\n",
+				printf(", first seq %" PRIu64 " at aux offset 0x%" PRIx64 "\n",
 				       s->first_mismatch_seq, s->first_mismatch_pos);
 			}
 		}
@@ -843,7 +843,7 @@ static u64 swaux_report(struct swaux *sw)
 			swaux_error_prefix(q, p ? p->buf_id : 0);
 			printf("%" PRIu64 " invalid records (%" PRIu64 " empty)",
 			       invalid, q->empty);
-			printf(", first at aux offset %#" PRIx64 "\n",
+			printf(", first at aux offset 0x%" PRIx64 "\n",
 			       q->invalid ? q->first_invalid_pos : 0);
 		}
 
