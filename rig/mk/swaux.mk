@@ -1,0 +1,27 @@
+# SPDX-License-Identifier: GPL-2.0
+# perf tools support for the swaux software AUX PMU (issue 7).
+#
+#   make swaux-perf     perf_swaux.ko + build/perf/perf in the x86_64 VM: perf record
+#                       -e swaux// (-a, -C 0, workload with forks, --per-thread, -S),
+#                       perf report -D and perf script must say "swaux: verdict: ok"
+#                       with records from every CPU; then swaux-mangle on its recording
+#   make swaux-mangle   host only: damaged copies of out/swaux-perf/sys-a.data must
+#                       give the error verdict (unflagged gap, misplaced, invalid)
+#
+# SWAUX_PERF=<perf binary> overrides build/perf/perf. Needs make kernel ARCH=x86_64
+# and make perf (the series with perf-tools-add-swaux-aux-pmu-support.patch).
+
+SWAUX_PERF ?= $(CURDIR)/build/perf/perf
+export SWAUX_PERF
+
+EXTRA_HELP += '  make swaux-perf           perf record/report/script on the swaux AUX PMU in the x86_64 VM' \
+	'  make swaux-mangle         perf swaux decoder flags damaged AUX data (host, uses swaux-perf output)'
+
+.PHONY: swaux-perf swaux-mangle
+
+swaux-perf:
+	@bash rig/swaux/perf-vm.sh
+	@bash rig/swaux/mangle-test.sh
+
+swaux-mangle:
+	@bash rig/swaux/mangle-test.sh
