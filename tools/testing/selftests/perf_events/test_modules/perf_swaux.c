@@ -438,7 +438,7 @@ static int swaux_events_show(struct seq_file *m, void *v)
 		seq_printf(m, "%llu %d %d %llu %d %d\n", event->id, event->cpu,
 			   task ? task_pid_nr(task) : -1,
 			   event->parent ? event->parent->id : 0,
-			   atomic_read(&event->mmap_count) ? 1 : 0,
+			   refcount_read(&event->mmap_count) ? 1 : 0,
 			   event->state);
 	}
 	mutex_unlock(&swaux_events_lock);
