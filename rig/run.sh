@@ -102,6 +102,8 @@ if [ "$arch" = arm64 ]; then
 fi
 
 [ -s "$R/perf.data" ] || { tail -40 "$R/vm.log" >&2; die "the guest left no perf.data: see ${R#"$RIG_TOP"/}/vm.log"; }
+"$PERF" report -D -i "$R/perf.data" >"$R/report-D.txt" 2>"$R/report-D.err" || true
+"$PERF" script -i "$R/perf.data" >"$R/script.txt" 2>"$R/script.err" || true
 verdict_line=$(grep -h '^swaux: verdict' "$R/report-D.txt" 2>/dev/null | tail -1)
 case "$verdict_line" in
 "swaux: verdict: ok"*) ;;

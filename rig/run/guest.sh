@@ -47,7 +47,7 @@ exec 8<>/tmp/flow/ctl 9<>/tmp/flow/ack
 "$perf" record -z --aio -D -1 --control=fd:8,9 -m ,1M \
 	-e swaux/name=swaux_owner/ -e swaux/name=swaux_p/ \
 	-e sched:sched_switch -e sched:sched_process_fork -e sched:sched_process_exit \
-	-o "$R/perf.data" -- "$flow" work /tmp/flow "$cpu" 4 400 >"$R/record.log" 2>&1 &
+	-o /tmp/flow/perf.data -- "$flow" work /tmp/flow "$cpu" 4 400 >"$R/record.log" 2>&1 &
 perf_pid=$!
 for ev in swaux_p sched:sched_switch sched:sched_process_fork sched:sched_process_exit; do
 	echo "enable $ev" >&8
@@ -63,9 +63,7 @@ cat "$R/ctl.log"
 say "perf record exit $rec_rc, controller exit $ctl_rc"
 tail -3 "$R/record.log" | sed 's/^/  /'
 
-"$perf" report -D -i "$R/perf.data" >"$R/report-D.txt" 2>"$R/report-D.err"
-say "perf report -D exit $?"
-"$perf" script -i "$R/perf.data" >"$R/script.txt" 2>"$R/script.err"
-say "perf script exit $?"
-grep '^swaux:' "$R/report-D.txt" | sed 's/^/  /'
+# perf record cannot write to the 9p share (the AUX mapping): copy. The
+# host decodes it (perf under TCG + KASAN is slow).
+cp /tmp/flow/perf.data "$R/perf.data" || say "copying perf.data to $R failed"
 finish "rec=$rec_rc ctl=$ctl_rc"
