@@ -2,7 +2,9 @@
 # make rig-selftest: the rig checks its own guards.
 #  1. the overlay copy refuses to overwrite an upstream file;
 #  2. a patch that needs fuzz fails the series check (and a clean one passes);
-#  3. `make vm` fails on a guest whose dmesg has a WARN or a lockdep report,
+#  3. rig/armv9/run.sh (real Armv9/FVP only) refuses with exit 2 here, where
+#     there is no cs_etm PMU; rig/armv9/lint.sh (make armv9-lint) passes;
+#  4. `make vm` fails on a guest whose dmesg has a WARN or a lockdep report,
 #     passes a clean guest and returns a failing guest command's status.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/series.sh"
@@ -57,7 +59,13 @@ t "the drifted patch applies with fuzz 2 in patch(1) (so it needs fuzz)" 0 \
 	bash -c "cd '$w/a' && patch -p1 --dry-run -F2 <'$w/fuzz.patch'"
 t "the drifted patch fails the series check (fuzz 0)" fail series_apply_check "$TREE" refs/tags/base "$w/fuzz.patch"
 
-# 3. make vm catches kernel reports (x86_64 guest).
+# 3. The Armv9/FVP script cannot run here: it must refuse, not fail.
+if [ ! -e /sys/bus/event_source/devices/cs_etm ]; then
+	t "rig/armv9/run.sh refuses without a cs_etm PMU (exit 2)" 0 expect_rc 2 bash rig/armv9/run.sh
+fi
+t "make armv9-lint (shellcheck, redirect.c -Werror x86_64/arm64, run.sh refusals)" 0 bash rig/armv9/lint.sh
+
+# 4. make vm catches kernel reports (x86_64 guest).
 O=$(kbuild_dir x86_64)
 [ -f "$O/arch/x86/boot/bzImage" ] || die "no x86_64 kernel: run 'make kernel ARCH=x86_64' first"
 m=$BUILD/rig-splat

@@ -1,0 +1,328 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# rig/armv9/run.sh: the TRBE SET_OUTPUT redirect scenario on a real Armv9
+# machine or Arm FVP (ETE + TRBE, cs_etm PMU), then `perf test coresight`.
+# Run it on the target, as root, with the patched kernel booted and a perf
+# built from the patched tree with libopencsd. `run.sh --help` says what it
+# does. Not run in CI: no CI machine has TRBE. Exit 0 ok, 1 failure, 2 not run.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+PERF=${PERF:-perf}
+CPU=${CPU:-1}
+OUT=${OUT:-./out-armv9}
+NCHILD=${NCHILD:-4}
+MS=${MS:-400}
+AUX_KB=${AUX_KB:-4096}
+PERF_TEST=${PERF_TEST:-1}
+CC=${CC:-cc}
+SYSFS=${ARMV9_SYSFS:-/sys}
+TEST_PMU=${ARMV9_TEST_PMU:-}
+
+usage() {
+	cat <<EOF
+usage: rig/armv9/run.sh [--perf PATH] [--cpu N] [--out DIR] [--no-perf-test]
+
+Runs on an Armv9 machine or Arm FVP with ETE and TRBE, as root, with the
+patched kernel booted. Exit status: 0 every check passed, 1 a check failed,
+2 not run (no cs_etm PMU, no TRBE sink for the CPU, not root, no perf with
+libopencsd, no C compiler, bad arguments).
+
+  1. Checks: /sys/bus/event_source/devices/cs_etm exists; a TRBE sink
+     (cs_etm/sinks/trbeN) exists for CPU; prints the TRBE evidence found
+     (sinks, /sys/devices/platform/*trbe*, dmesg lines), root, perf has
+     libopencsd (perf version --build-options), \$CC exists.
+  2. Builds rig/armv9/redirect.c with "\$CC -O2 -Wall" into OUT.
+  3. The redirect scenario alone ("redirect solo"): a per-task, inherited
+     cs_etm event P on a workload pinned to CPU, SET_OUTPUT into buffer A,
+     the workload forks NCHILD children, P is redirected to buffer B while
+     the children run. Checks: the children traced into A, nothing reached
+     A after the redirect, the children continued in B.
+  4. The same scenario while "perf record -e cs_etm//u" records a forking
+     workload ("redirect spin") pinned to the same CPU, so both sessions
+     share its TRBE; then "perf report -D" and "perf script" on perf.data
+     must succeed and show trace. (perf's own cs_etm event cannot be the
+     redirected one: perf mmaps it, and SET_OUTPUT refuses mmapped events.)
+  5. "perf test coresight" (unless --no-perf-test): no test may fail, one
+     must pass.
+  6. dmesg since the start (a marker written to /dev/kmsg) must have no
+     WARNING, BUG, Oops, lockdep or KASAN/UBSAN report and no TRBE or
+     CoreSight error line. Reports already there before are only listed.
+Ends with "armv9: verdict: ok" or "armv9: verdict: FAIL"; everything is
+kept in OUT (report.txt, logs, perf.data, dmesg).
+
+Options (environment variable in brackets):
+  --perf PATH      perf binary [PERF, default "perf" from PATH]
+  --cpu N          CPU to trace on; needs a TRBE sink trbeN [CPU, default 1]
+  --out DIR        output directory [OUT, default ./out-armv9]
+  --no-perf-test   skip "perf test coresight" [PERF_TEST=0]
+  -h, --help       this text
+Also: NCHILD (children, default 4), MS (how long the children run on after
+the redirect, default 400), AUX_KB (AUX area of A and B, default 4096),
+CC (default cc). Testing hooks, not for real runs: ARMV9_SYSFS (sysfs root
+for the checks of step 1), ARMV9_TEST_PMU (use that AUX PMU instead of
+cs_etm and skip the TRBE, libopencsd and perf test steps; the verdict then
+says TEST MODE).
+EOF
+}
+
+die_usage() {
+	echo "armv9: $*; see --help" >&2
+	exit 2
+}
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-h | --help) usage; exit 0 ;;
+	--perf | --cpu | --out)
+		[ $# -ge 2 ] || die_usage "$1 needs a value"
+		case "$1" in
+		--perf) PERF=$2 ;;
+		--cpu) CPU=$2 ;;
+		--out) OUT=$2 ;;
+		esac
+		shift 2 ;;
+	--perf=*) PERF=${1#*=}; shift ;;
+	--cpu=*) CPU=${1#*=}; shift ;;
+	--out=*) OUT=${1#*=}; shift ;;
+	--no-perf-test) PERF_TEST=0; shift ;;
+	*) die_usage "unknown argument '$1'" ;;
+	esac
+done
+
+say() { echo "armv9: $*"; }
+refuse() {
+	echo "armv9: cannot run: $*" >&2
+	echo "armv9: verdict: not run"
+	exit 2
+}
+
+for v in CPU NCHILD MS AUX_KB; do
+	[[ ${!v} =~ ^[0-9]+$ ]] || die_usage "$v must be a number, not '${!v}'"
+done
+
+# 1. What this machine has.
+pmu=cs_etm
+[ -z "$TEST_PMU" ] || pmu=$TEST_PMU
+pmudir=$SYSFS/bus/event_source/devices/$pmu
+[ -d "$pmudir" ] || refuse "no $pmu PMU: $pmudir does not exist. This needs an Armv9 CPU (or FVP) with ETE and TRBE and a kernel with CONFIG_CORESIGHT, CONFIG_CORESIGHT_SOURCE_ETM4X and CONFIG_CORESIGHT_TRBE"
+
+say "kernel $(uname -r) $(uname -m), $(getconf _NPROCESSORS_ONLN) CPUs online, $pmu PMU type $(cat "$pmudir/type" 2>/dev/null || echo '?')"
+if [ -z "$TEST_PMU" ]; then
+	sinks=()
+	if [ -d "$pmudir/sinks" ]; then
+		mapfile -t sinks < <(ls "$pmudir/sinks")
+	fi
+	mapfile -t trbe_sinks < <(printf '%s\n' "${sinks[@]}" | grep -E '^trbe[0-9]+$' || true)
+	mapfile -t trbe_plat < <(compgen -G "$SYSFS/devices/platform/*trbe*" || true)
+	mapfile -t trbe_dmesg < <(dmesg 2>/dev/null | grep -i trbe | tail -5 || true)
+	say "cs_etm sinks: ${sinks[*]:-none}"
+	say "TRBE sinks: ${trbe_sinks[*]:-none}"
+	say "TRBE platform devices: ${trbe_plat[*]:-none}"
+	say "dmesg lines mentioning TRBE: ${#trbe_dmesg[@]}${trbe_dmesg[0]:+ (last ones below)}"
+	for l in "${trbe_dmesg[@]}"; do echo "    $l"; done
+	[ ${#trbe_sinks[@]} -gt 0 ] || refuse "no TRBE sink in $pmudir/sinks (the scenario is about TRBE; an ETR/ETB-only system does not exercise it). Is CONFIG_CORESIGHT_TRBE set, are the TRBE DT/ACPI nodes enabled, does firmware allow TRBE at EL1/EL2 (TF-A ENABLE_TRBE_FOR_NS=1)?"
+	[ -e "$pmudir/sinks/trbe$CPU" ] || refuse "CPU $CPU has no TRBE sink (have: ${trbe_sinks[*]}); pick one with --cpu N"
+fi
+[ "$(id -u)" = 0 ] || refuse "must run as root (per-task events on other processes, dmesg, /dev/kmsg)"
+cpudir=$SYSFS/devices/system/cpu/cpu$CPU
+[ -d "$cpudir" ] || refuse "CPU $CPU does not exist"
+[ "$(cat "$cpudir/online" 2>/dev/null || echo 1)" = 1 ] || refuse "CPU $CPU is offline"
+perf_bin=$(command -v "$PERF") || refuse "perf not found ('$PERF'); build it from the patched tree (see the README) and pass --perf PATH"
+if [ -z "$TEST_PMU" ]; then
+	"$perf_bin" version --build-options 2>/dev/null | grep -Eq 'libopencsd: +\[ on' ||
+		refuse "$perf_bin was built without libopencsd, so perf report/script cannot decode cs_etm trace: install libopencsd-dev and build perf with CORESIGHT=1"
+fi
+command -v "$CC" >/dev/null || refuse "no C compiler '$CC' (set CC, or install gcc)"
+say "perf: $perf_bin ($("$perf_bin" --version 2>/dev/null || echo 'version unknown'))"
+
+sinkid=0
+if [ -z "$TEST_PMU" ]; then
+	if [ "$(cat "$pmudir/format/sinkid" 2>/dev/null || true)" = "config2:0-31" ]; then
+		sinkid=$(cat "$pmudir/sinks/trbe$CPU")
+		say "CPU $CPU: sink trbe$CPU, sinkid $sinkid (config2)"
+	else
+		say "CPU $CPU: no config2:0-31 sinkid format; the scenario's events use the default sink (TRBE where present)"
+	fi
+else
+	say "TEST MODE: PMU $pmu instead of cs_etm; TRBE, libopencsd and perf test steps skipped"
+fi
+
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+REPORT=$OUT/report.txt
+: >"$REPORT"
+# shellcheck source=rig/splat.sh
+. "$HERE/../splat.sh"
+TRBE_ERR_RE='error|fail|unable|invalid|timeout|timed out|stuck|corrupt|wrong'
+trbe_errors() { # trbe_errors FILE: TRBE/CoreSight/ETE lines that report a problem
+	grep -iE 'trbe|coresight|[^a-z]ete[0-9]*[^a-z]' "$1" | grep -iE "$TRBE_ERR_RE" || true
+}
+
+results=()
+failed=0
+result() { # result NAME ok|FAIL|skipped [DETAIL]
+	results+=("$(printf '%-44s %s%s' "$1" "$2" "${3:+ ($3)}")")
+	[ "$2" != FAIL ] || failed=1
+}
+
+# dmesg: what was there before, then a marker that starts this run.
+dmesg >"$OUT/dmesg-before.txt" 2>&1 || refuse "dmesg failed"
+if splat_scan "$OUT/dmesg-before.txt" >"$OUT/splats-before.txt"; then
+	say "note: dmesg already has kernel reports from before this run (not counted): $OUT/splats-before.txt"
+fi
+trbe_errors "$OUT/dmesg-before.txt" >"$OUT/trbe-errors-before.txt"
+if [ -s "$OUT/trbe-errors-before.txt" ]; then
+	say "note: dmesg already has TRBE/CoreSight error lines from before this run (not counted):"
+	sed 's/^/    /' "$OUT/trbe-errors-before.txt" | head -10
+fi
+marker="armv9-run: start $$ $(date +%s)"
+kmsg() { echo "$*" >/dev/kmsg 2>/dev/null || true; }
+kmsg "$marker"
+
+perf_pid=
+# shellcheck disable=SC2317 # reached through the EXIT trap
+cleanup() {
+	if [ -n "$perf_pid" ] && kill -0 "$perf_pid" 2>/dev/null; then
+		touch "$OUT/flow-perf/stop" 2>/dev/null || true
+		kill -INT "$perf_pid" 2>/dev/null || true
+		wait "$perf_pid" 2>/dev/null || true
+	fi
+}
+trap cleanup EXIT
+
+# 2. The helper.
+say "building $HERE/redirect.c"
+"$CC" -O2 -Wall -o "$OUT/redirect" "$HERE/redirect.c" >"$OUT/build.log" 2>&1 || {
+	cat "$OUT/build.log" >&2
+	say "verdict: FAIL (the helper did not build)"
+	exit 1
+}
+
+run_solo() { # run_solo NAME DIR LOG
+	local rc=0
+	rm -rf "$2"
+	mkdir -p "$2"
+	REDIRECT_PMU=$pmu "$OUT/redirect" solo "$2" "$CPU" "$NCHILD" "$MS" "$AUX_KB" "$sinkid" >"$3" 2>&1 || rc=$?
+	sed 's/^/    /' "$3"
+	case $rc in
+	0) result "$1" ok ;;
+	3) result "$1" FAIL "$(grep -c 'check: .*FAIL' "$3" || true) check(s) failed, see $3" ;;
+	*) result "$1" FAIL "exit $rc, see $3" ;;
+	esac
+}
+
+# 3. The scenario alone.
+say "phase 1: the redirect scenario on CPU $CPU"
+kmsg "armv9-run: phase 1: redirect solo"
+run_solo "redirect scenario" "$OUT/flow-solo" "$OUT/solo.log"
+
+# 4. The scenario while perf record traces a forking workload on the same CPU.
+say "phase 2: perf record -e $pmu//u on a forking workload, the redirect scenario alongside"
+kmsg "armv9-run: phase 2: perf record + redirect solo"
+flow=$OUT/flow-perf
+rm -rf "$flow" "$OUT/perf.data" "$OUT/perf.data.old"
+mkdir -p "$flow"
+"$perf_bin" record -e "$pmu//u" -o "$OUT/perf.data" -- \
+	"$OUT/redirect" spin "$flow" "$CPU" "$NCHILD" >"$OUT/record.log" 2>&1 &
+perf_pid=$!
+waited=0
+while [ ! -e "$flow/started" ] && kill -0 "$perf_pid" 2>/dev/null && [ $waited -lt 1200 ]; do
+	sleep 0.1
+	waited=$((waited + 1))
+done
+if [ -e "$flow/started" ]; then
+	run_solo "redirect scenario during perf record" "$OUT/flow-solo-perf" "$OUT/solo-perf.log"
+else
+	result "redirect scenario during perf record" FAIL "perf record's workload did not start, see $OUT/record.log"
+fi
+touch "$flow/stop"
+rec_rc=0
+wait "$perf_pid" || rec_rc=$?
+perf_pid=
+sed 's/^/    /' "$OUT/record.log" | tail -5
+if [ $rec_rc = 0 ] && [ -s "$OUT/perf.data" ]; then
+	result "perf record -e $pmu//u (forking workload)" ok
+else
+	result "perf record -e $pmu//u (forking workload)" FAIL "exit $rec_rc, see $OUT/record.log"
+fi
+
+# Decode what perf recorded.
+if [ -s "$OUT/perf.data" ]; then
+	say "perf report -D and perf script on $OUT/perf.data"
+	rc=0
+	"$perf_bin" report -D -i "$OUT/perf.data" >"$OUT/report-D.txt" 2>&1 || rc=$?
+	n=$(grep -c 'PERF_RECORD_AUXTRACE ' "$OUT/report-D.txt" || true)
+	if [ $rc = 0 ] && [ "$n" -gt 0 ]; then
+		result "perf report -D" ok "$n PERF_RECORD_AUXTRACE"
+	else
+		result "perf report -D" FAIL "exit $rc, $n PERF_RECORD_AUXTRACE, see $OUT/report-D.txt"
+	fi
+	rc=0
+	"$perf_bin" script -i "$OUT/perf.data" --itrace=i100000i >"$OUT/script.txt" 2>"$OUT/script.err" || rc=$?
+	n=$(wc -l <"$OUT/script.txt")
+	tids=$(awk '$1 == "redirect" { print $2 }' "$OUT/script.txt" | sort -u | wc -l)
+	if [ $rc = 0 ] && [ "$n" -gt 0 ]; then
+		result "perf script" ok "$n lines, $tids redirect threads"
+	else
+		result "perf script" FAIL "exit $rc, $n lines, see $OUT/script.err"
+	fi
+else
+	result "perf report -D" FAIL "no perf.data"
+	result "perf script" FAIL "no perf.data"
+fi
+
+# 5. perf test coresight. perf finds its shell tests relative to the current
+# directory or to its binary: run it from the binary's directory.
+if [ "$PERF_TEST" = 0 ] || [ -n "$TEST_PMU" ]; then
+	result "perf test coresight" skipped
+else
+	say "phase 3: perf test coresight (log: $OUT/perf-test.log)"
+	kmsg "armv9-run: phase 3: perf test coresight"
+	rc=0
+	(cd "$(dirname "$perf_bin")" && "$perf_bin" test coresight) >"$OUT/perf-test.log" 2>&1 || rc=$?
+	n_ok=$(grep -cE ': Ok$' "$OUT/perf-test.log" || true)
+	n_fail=$(grep -c 'FAILED!' "$OUT/perf-test.log" || true)
+	n_skip=$(grep -cE ': Skip' "$OUT/perf-test.log" || true)
+	grep -E ': (Ok|FAILED!|Skip)' "$OUT/perf-test.log" | sed 's/^/    /' || true
+	sed -n '/=== Test Summary ===/,$p' "$OUT/perf-test.log" | sed 's/^/    /'
+	detail="exit $rc, $n_ok passed, $n_skip skipped, $n_fail failed"
+	if [ $rc = 0 ] && [ "$n_fail" = 0 ] && [ "$n_ok" -gt 0 ]; then
+		result "perf test coresight" ok "$detail"
+	else
+		result "perf test coresight" FAIL "$detail"
+	fi
+fi
+
+# 6. dmesg since the marker.
+kmsg "armv9-run: end"
+dmesg >"$OUT/dmesg-after.txt" 2>&1 || true
+awk -v m="$marker" 'f { print } index($0, m) { f = 1 }' "$OUT/dmesg-after.txt" >"$OUT/dmesg-new.txt"
+if ! grep -qF "$marker" "$OUT/dmesg-after.txt"; then
+	result "dmesg" FAIL "the start marker is gone from dmesg (ring buffer overrun?): check $OUT/dmesg-after.txt by hand"
+elif splat_scan "$OUT/dmesg-new.txt" >"$OUT/splats.txt"; then
+	sed 's/^/    /' "$OUT/splats.txt" | head -40
+	result "dmesg" FAIL "kernel reports since the start, see $OUT/splats.txt"
+else
+	trbe_errors "$OUT/dmesg-new.txt" >"$OUT/trbe-errors.txt"
+	if [ -s "$OUT/trbe-errors.txt" ]; then
+		sed 's/^/    /' "$OUT/trbe-errors.txt" | head -20
+		result "dmesg" FAIL "TRBE/CoreSight errors since the start, see $OUT/trbe-errors.txt"
+	else
+		result "dmesg" ok "no WARN/BUG/Oops/lockdep/TRBE error since the start"
+	fi
+fi
+
+{
+	echo "armv9: ---- $(uname -r), CPU $CPU, $pmu"
+	for r in "${results[@]}"; do echo "armv9: $r"; done
+	if [ -n "$TEST_PMU" ]; then
+		echo "armv9: TEST MODE ($pmu instead of cs_etm): not a result for TRBE"
+	fi
+	if [ $failed = 0 ]; then
+		echo "armv9: verdict: ok"
+	else
+		echo "armv9: verdict: FAIL"
+	fi
+} | tee "$REPORT"
+exit $failed
