@@ -47,7 +47,7 @@ esac
 "${CC[@]}" -Wall -Wextra -Werror -O2 -I"$RIG_TOP/tools/testing/selftests/perf_events/test_modules" \
 	-o "$FLOW" rig/run/swaux-flow.c || die "building swaux-flow failed"
 if [ "$arch" = x86_64 ]; then
-	cmd="sh $RIG_TOP/rig/run/guest.sh $PERF $KO $FLOW $R $cpu"
+	cmd="bash $RIG_TOP/rig/run/guest.sh $PERF $KO $FLOW $R $cpu"
 else
 	P=$BUILD/payload-arm64/swaux-run
 	rm -rf "$P" && mkdir -p "$P"
@@ -65,7 +65,7 @@ cp "$OUT/vm-$arch/console.log" "$R/console.log" 2>/dev/null || true
 
 # The verdict's inputs: the controller, the module, perf's decoder.
 g() { grep -m1 "$1" "$2" 2>/dev/null || true; }
-ctl=$(g '^ctl: A ' "$R/vm.log")
+ctl=$(g '^ctl: A buf_id=' "$R/vm.log")
 val() { echo "$1" | sed -n "s/.* $2=\([0-9]*\).*/\1/p"; }
 mism=$(sed -n 's/^RUN: module mismatches \([0-9]*\) .*/\1/p' "$R/vm.log")
 bad=""
@@ -74,6 +74,9 @@ bad=""
 [ "$(val "$ctl" after_redirect)" = 0 ] || bad="$bad inherited-records-in-A-after-redirect=$(val "$ctl" after_redirect)"
 [ "$(val "$ctl" mismatch)" = 0 ] || bad="$bad mismatch-records-in-A=$(val "$ctl" mismatch)"
 [ "${mism:-x}" = 0 ] || bad="$bad module-mismatches=${mism:-?}"
+# P's writers must have written into A before the redirect back, or the
+# scenario was not exercised at all.
+[ "$(val "$ctl" records)" -gt 0 ] 2>/dev/null || bad="$bad scenario-not-exercised(A-empty)"
 
 verdict() {
 	if [ -z "$bad" ]; then
@@ -82,12 +85,12 @@ verdict() {
 	fi
 	echo "verdict: MISPLACED or UNFLAGGED AUX data:$bad"
 	# A flow that broke (no perf verdict, no controller summary) is no verdict.
-	case "$bad" in *no-perf-verdict*|*no-controller-summary*) exit 1 ;; esac
+	case "$bad" in *no-perf-verdict*|*no-controller-summary*|*not-exercised*) exit 1 ;; esac
 	exit 3
 }
 
 if [ "$arch" = arm64 ]; then
-	ctlb=$(g '^ctl: B ' "$R/vm.log")
+	ctlb=$(g '^ctl: B buf_id=' "$R/vm.log")
 	for k in invalid gaps mismatch; do
 		[ "$(val "$ctlb" $k)" = 0 ] || bad="$bad B-$k=$(val "$ctlb" $k)"
 	done
@@ -129,17 +132,18 @@ echo
 echo "==== make run: $kind kernel, $arch ===="
 grep -h '^RUN: kernel' "$R/vm.log" | sed 's/^RUN: /kernel:     /'
 echo "perf.data:  ${R#"$RIG_TOP"/}/perf.data ($(stat -c %s "$R/perf.data") bytes)"
-echo "events:     $(grep -cE '^ *[^ ]' "$R/script.txt" 2>/dev/null || echo 0) perf script lines;" \
-	"$(grep -E '^[0-9a-f]+ 0x[0-9a-f]+ \[0x[0-9a-f]+\]: PERF_RECORD_' "$R/report-D.txt" 2>/dev/null |
-		sed -n 's/.*PERF_RECORD_\([A-Z_0-9]*\).*/\1/p' | sort | uniq -c | sort -rn | head -6 |
-		awk '{printf "%s %s  ", $2, $1}')"
+# Summaries of the outputs; a missing match is an empty summary, not an error.
+count_types() { sed -n 's/^[0-9].*\]: PERF_RECORD_\([A-Z_0-9]*\).*/\1/p' "$1" | sort | uniq -c | sort -rn |
+	head -"$2" | awk '{printf "%s %s  ", $2, $1}'; }
+echo "events:     $(grep -c . "$R/script.txt" || true) perf script lines; records: $(count_types "$R/report-D.txt" 8)"
 echo "AUX buffers:"
-grep -h '^swaux: buffer' "$R/report-D.txt" 2>/dev/null | sed 's/^swaux: /  B (perf)   /'
+{ grep -h '^swaux: buffer' "$R/report-D.txt" || true; } | sed 's/^swaux: /  B (perf)   /'
 echo "  A (ctl)    ${ctl#ctl: A }"
-echo "gaps:"
-grep -h '^swaux: gap' "$R/report-D.txt" 2>/dev/null | head -10 | sed 's/^swaux: /  /'
+echo "gaps:       $({ grep -h '^swaux: gap' "$R/report-D.txt" || true; } | wc -l) (every one must be flagged by perf)"
+{ grep -h '^swaux: gap' "$R/report-D.txt" || true; } | head -10 | sed 's/^swaux: /  /'
+echo "perf:       ${verdict_line:-no swaux verdict line}"
 echo "module:     mismatches=${mism:-?}"
-echo "trace-cmd:  $(grep -c . "$R/trace-cmd.txt") lines; by event:" \
+echo "trace-cmd:  $(grep -c . "$R/trace-cmd.txt" || true) lines; by event:" \
 	"$(awk '{for (i = 1; i <= NF; i++) if ($i ~ /^[a-z_]+:$/ && i > 3) { print $i; break } }' "$R/trace-cmd.txt" |
 		sort | uniq -c | sort -rn | head -6 | awk '{printf "%s %s  ", $2, $1}')"
 echo "trace.dat:  ${R#"$RIG_TOP"/}/trace.dat"

@@ -49,10 +49,16 @@ exec 8<>/tmp/flow/ctl 9<>/tmp/flow/ack
 	-e sched:sched_switch -e sched:sched_process_fork -e sched:sched_process_exit \
 	-o /tmp/flow/perf.data -- "$flow" work /tmp/flow "$cpu" 4 400 >"$R/record.log" 2>&1 &
 perf_pid=$!
-for ev in swaux_p sched:sched_switch sched:sched_process_fork sched:sched_process_exit; do
-	echo "enable $ev" >&8
-	read -r ack <&9 || { say "perf record did not answer 'enable $ev'"; cat "$R/record.log"; exit 1; }
-	[ "$ack" = ack ] || say "perf: enable $ev: $ack"
+# swaux_owner only owns B: keep it disabled. "disable" also marks it
+# disabled for perf, whose AUX read_finish() otherwise enables the first
+# AUX event after each read of its buffer (B, written by swaux_p), and the
+# sink would be busy with the owner instead of swaux_p.
+for cmd in "disable swaux_owner" "enable swaux_p" "enable sched:sched_switch" \
+	"enable sched:sched_process_fork" "enable sched:sched_process_exit"; do
+	echo "$cmd" >&8
+	# shellcheck disable=SC3045 # read -t: bash (x86_64 guest) and busybox ash
+	read -r -t 300 ack <&9 || { say "perf record did not answer '$cmd'"; cat "$R/record.log"; exit 1; }
+	[ "$ack" = ack ] || say "perf: $cmd: $ack"
 done
 "$flow" ctl /tmp/flow "$cpu" "$perf_pid" "$R/bufA.bin" >"$R/ctl.log" 2>&1
 ctl_rc=$?

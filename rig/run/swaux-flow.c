@@ -194,6 +194,38 @@ static struct swev *find_event(struct swev *ev, int n, uint64_t id)
 	return NULL;
 }
 
+/* Print debugfs swaux/events and the module's counters, one line each */
+static void dump_state(const char *tag)
+{
+	static const char * const stats[] = {
+		"records", "overflows", "begin_fail", "busy", "mismatch", "dead_writes",
+	};
+	struct swev ev[MAX_EVENTS];
+	int i, n = read_events(ev, MAX_EVENTS);
+
+	for (i = 0; i < n; i++)
+		printf("ctl: %s: event id=%lu cpu=%d pid=%d parent=%lu mmapped=%d state=%d\n",
+		       tag, (unsigned long)ev[i].id, ev[i].cpu, ev[i].pid,
+		       (unsigned long)ev[i].parent, ev[i].mmapped, ev[i].state);
+	printf("ctl: %s: module", tag);
+	for (i = 0; i < (int)(sizeof(stats) / sizeof(stats[0])); i++) {
+		char path[128];
+		long v = -1;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/sys/kernel/debug/swaux/%s", stats[i]);
+		f = fopen(path, "r");
+		if (f) {
+			if (fscanf(f, "%ld", &v) != 1)
+				v = -1;
+			fclose(f);
+		}
+		printf(" %s=%ld", stats[i], v);
+	}
+	printf("\n");
+	fflush(stdout);
+}
+
 /* perf's P (not mmapped, per task) and B owner (mmapped) on cpu */
 static void grab_perf_fds(int perf_pid, int cpu, int *p_fd, int *b_fd)
 {
@@ -234,12 +266,16 @@ static void grab_perf_fds(int perf_pid, int cpu, int *p_fd, int *b_fd)
 			close(fd);
 			continue;
 		}
-		if (e->mmapped && *b_fd < 0)
+		if (e->mmapped && *b_fd < 0) {
 			*b_fd = fd;
-		else if (!e->mmapped && e->pid > 0 && !e->parent && *p_fd < 0)
+			printf("ctl: B = perf fd %s, event id=%lu\n", de->d_name, (unsigned long)id);
+		} else if (!e->mmapped && e->pid > 0 && !e->parent && *p_fd < 0) {
 			*p_fd = fd;
-		else
+			printf("ctl: P = perf fd %s, event id=%lu pid=%d\n", de->d_name,
+			       (unsigned long)id, e->pid);
+		} else {
 			close(fd);
+		}
 	}
 	closedir(d);
 	close(pidfd);
@@ -274,6 +310,7 @@ static void auxbuf_open(struct auxbuf *b, int cpu, const char *name)
 		.disabled = 1,
 	};
 	long pg = sysconf(_SC_PAGESIZE);
+	uint64_t id;
 
 	b->fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (b->fd < 0)
@@ -287,6 +324,8 @@ static void auxbuf_open(struct auxbuf *b, int cpu, const char *name)
 		      b->up->aux_offset);
 	if (b->aux == MAP_FAILED)
 		die("mmap %s's AUX area: %s", name, strerror(errno));
+	if (!ioctl(b->fd, PERF_EVENT_IOC_ID, &id))
+		printf("ctl: %s = own event id=%lu cpu=%d\n", name, (unsigned long)id, cpu);
 }
 
 struct scan {
@@ -345,10 +384,12 @@ static uint64_t scenario(const char *dir, int p_fd, int a_fd, int b_fd, const ch
 {
 	uint64_t t;
 
+	dump_state("start");
 	redirect(p_fd, a_fd, "A");
 	stage_set(dir, 1);
 	stage_wait(dir, 2, 0);
 	usleep(300000);
+	dump_state("forked");
 	t = redirect(p_fd, b_fd, b_name);
 	stage_set(dir, 3);
 	return t;
@@ -378,6 +419,7 @@ static int ctl(const char *dir, int cpu, int perf_pid, const char *out)
 	t = scenario(dir, p_fd, a.fd, b_fd, "B (perf's buffer)");
 	/* Let the children run on after the redirect, then read A. */
 	usleep(800000);
+	dump_state("end");
 	report_a(&a, t, out);
 	return 0;
 }

@@ -163,45 +163,45 @@ static int swaux_recording_options(struct auxtrace_record *itr,
 
 	sr->evlist = evlist;
 	sr->snapshot = opts->auxtrace_snapshot_mode;
+	/*
+	 * The first swaux event owns the AUX area of each mmap; further swaux
+	 * events (SET_OUTPUT into it by perf, or redirected elsewhere by a
+	 * controller) write into the same buffers. All are counting events:
+	 * the PMU never samples (PERF_PMU_CAP_NO_INTERRUPT: the kernel refuses
+	 * a sampling event), so a period 0 term, applied last, wins over the
+	 * default frequency evsel__config() sets and over -c, -F or
+	 * period/freq terms.
+	 */
 	evlist__for_each_entry(evlist, evsel) {
 		if (evsel->core.attr.type != sr->pmu->type)
 			continue;
-		if (swaux_evsel) {
-			pr_err("There may be only one " SWAUX_PMU_NAME " event\n");
-			return -EINVAL;
-		}
 		evsel->core.attr.freq = 0;
 		evsel->core.attr.sample_period = 0;
-		evsel->needs_auxtrace_mmap = true;
-		swaux_evsel = evsel;
-		opts->full_auxtrace = true;
+		term = zalloc(sizeof(*term));
+		if (!term)
+			return -ENOMEM;
+		term->type = EVSEL__CONFIG_TERM_PERIOD;
+		term->val.period = 0;
+		list_add_tail(&term->list, &evsel->config_terms);
+		evsel__set_sample_bit(evsel, TIME);
+		/* The decoder maps PERF_RECORD_AUX to the per-CPU buffer by CPU. */
+		if (per_cpu)
+			evsel__set_sample_bit(evsel, CPU);
+		if (!swaux_evsel) {
+			evsel->needs_auxtrace_mmap = true;
+			swaux_evsel = evsel;
+		}
 	}
 	if (!swaux_evsel)
 		return 0;
-
-	/*
-	 * The PMU never samples (PERF_PMU_CAP_NO_INTERRUPT: the kernel refuses
-	 * a sampling event), so it is opened as a counting event: a period 0
-	 * term, applied last, wins over the default frequency evsel__config()
-	 * sets and over -c, -F or period/freq terms.
-	 */
-	term = zalloc(sizeof(*term));
-	if (!term)
-		return -ENOMEM;
-	term->type = EVSEL__CONFIG_TERM_PERIOD;
-	term->val.period = 0;
-	list_add_tail(&term->list, &swaux_evsel->config_terms);
+	opts->full_auxtrace = true;
 
 	err = swaux_set_mmap_pages(opts);
 	if (err)
 		return err;
 
-	/* The AUX event comes first: its fd gets the AUX area mmap. */
+	/* The first AUX event comes first: its fd gets the AUX area mmap. */
 	evlist__to_front(evlist, swaux_evsel);
-	evsel__set_sample_bit(swaux_evsel, TIME);
-	/* The decoder maps PERF_RECORD_AUX to the per-CPU buffer by CPU. */
-	if (per_cpu)
-		evsel__set_sample_bit(swaux_evsel, CPU);
 
 	/* A dummy event tracks comm, fork and mmap of the workload. */
 	err = parse_event(evlist, "dummy:u");
