@@ -17,10 +17,13 @@ arches=${AB_ARCHES:-x86_64 arm64}
 ab_run=${AB_RUN:-0}
 stage "kernel A/B ($arches$([ "$ab_run" = 1 ] && echo ', with make run'))"
 
-# Scenario tests: fail on the base. stress is only required on the series
-# (on the base its outcome depends on timing).
-SCEN='^aux_set_output: (not )?ok [0-9]+ redirect\.[a-z_]+\.(switch_buffer|repeated|to_none|unmap_new)( |$)'
-STRESS='^aux_set_output: (not )?ok [0-9]+ redirect\.[a-z_]+\.stress( |$)'
+# Scenario tests: fail on the base. unmap_new and stress are only required
+# on the series: on the base their outcome depends on timing (unmap_new:
+# when the munmap of B wins the race, perf_mmap_close() stops the children
+# that write for B's events before they write into A again; stress checks
+# only the module's counters and dmesg).
+SCEN='^aux_set_output: (not )?ok [0-9]+ redirect\.[a-z_]+\.(switch_buffer|repeated|to_none)( |$)'
+STRESS='^aux_set_output: (not )?ok [0-9]+ redirect\.[a-z_]+\.(unmap_new|stress)( |$)'
 fail=0
 bad() { echo "kernel-ab: FAIL: $*" >&2; fail=1; }
 sfx() { if [ "$1" = base ]; then echo -base; fi; }
@@ -40,7 +43,7 @@ check() { # check ARCH base|series
 		bad "$arch $kind: module or mmap tests failed"
 	if [ "$kind" = base ]; then
 		n=$(grep -cE "$SCEN" "$res" || true)
-		[ "$n" -ge 16 ] || bad "$arch base: $n scenario tests ran, want 16"
+		[ "$n" -ge 12 ] || bad "$arch base: $n scenario tests ran, want 12"
 		grep -E "$SCEN" "$res" | grep -E '^aux_set_output: ok ' | sed 's/^/  passed on base: /' >&2 &&
 			bad "$arch base: scenario tests pass without the fix"
 		grep -E "$STRESS" "$res" | sed 's/^/  (not asserted on base) /' >&2 || true

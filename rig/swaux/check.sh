@@ -66,7 +66,7 @@ dumped() {
 }
 
 echo "# perf: $PERF; recordings: ${R#"$RIG_TOP"/}; guest cpus: $allcpus"
-for name in sys-a cpu0 fork thread snap; do
+for name in ${SWAUX_RECORDS:-sys-a cpu0 fork thread snap aio}; do
 	if [ ! -s "$R/$name.data" ]; then
 		check "$name: recorded" false
 		continue
@@ -91,6 +91,11 @@ for name in sys-a cpu0 fork thread snap; do
 		;;
 	thread)
 		check "thread: one buffer with records" buffers thread 1
+		;;
+	aio)
+		check "aio: records from every cpu ($allcpus)" cpus aio "$allcpus"
+		check "aio: one buffer per cpu, none empty" buffers aio "$ncpu"
+		check "aio: report -D dumps every record" dumped aio
 		;;
 	snap)
 		check "snap: snapshot mode" grep -q '^swaux: buffer .* mode=snapshot' "$R/snap.script.txt"

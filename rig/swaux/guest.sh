@@ -5,9 +5,9 @@
 # (out/, writable from the guest). The recordings are decoded and checked on
 # the host (rig/swaux/check.sh): perf is slow to start under TCG with KASAN.
 # Prints "swaux-perf: ok|not ok <what>" per step; exit 0 iff all are ok.
-perf=${1:?usage: guest.sh PERF KO DIR}
-ko=${2:?usage: guest.sh PERF KO DIR}
-dir=${3:?usage: guest.sh PERF KO DIR}
+perf=${1:?usage: guest.sh PERF KO DIR [RECORDINGS]}
+ko=${2:?usage: guest.sh PERF KO DIR [RECORDINGS]}
+dir=${3:?usage: guest.sh PERF KO DIR [RECORDINGS]}
 mkdir -p "$dir" /tmp
 cd /tmp || exit 1
 : >"$dir/results.txt"
@@ -51,11 +51,18 @@ fi
 
 # System wide, one CPU, a workload with forks (inherited per-CPU events),
 # per thread, snapshots (SIGUSR2 and at exit).
-record sys-a -a -- sleep 2
-record cpu0 -C 0 -- sleep 1
-record fork -- sh -c 'for i in 1 2 3 4 5 6; do (n=0; while [ $n -lt 100000 ]; do n=$((n + 1)); done) & done; wait'
-record thread --per-thread -i -- sh -c 'n=0; while [ $n -lt 50000 ]; do n=$((n + 1)); done'
-record snap -a -Se -- sh -c 'sleep 1; kill -USR2 $PPID; sleep 1'
+# SWAUX_RECORDS (the 4th argument) selects some of them: "aio" for the
+# --aio A/B (rig/swaux/aio-ab.sh).
+records=${4:-sys-a cpu0 fork thread snap aio}
+want() { case " $records " in *" $1 "*) return 0 ;; esac; return 1; }
+want sys-a && record sys-a -a -- sleep 2
+want cpu0 && record cpu0 -C 0 -- sleep 1
+want fork && record fork -- sh -c 'for i in 1 2 3 4 5 6; do (n=0; while [ $n -lt 100000 ]; do n=$((n + 1)); done) & done; wait'
+want thread && record thread --per-thread -i -- sh -c 'n=0; while [ $n -lt 50000 ]; do n=$((n + 1)); done'
+want snap && record snap -a -Se -- sh -c 'sleep 1; kill -USR2 $PPID; sleep 1'
+# Compressed, asynchronous writes: the AUX data must not land on top of
+# the queued aio writes of the ring buffers.
+want aio && record aio -a -z --aio -- sleep 2
 
 for f in mismatches dead_writes; do
 	v=$(cat /sys/module/perf_swaux/parameters/$f)

@@ -8,6 +8,8 @@
 #     selftests' directory, which make selftests rebuilds);
 #   - SWAUX_PERF=<perf binary> overrides build/perf/perf (it must be readable
 #     from the guest: anything on the host's root is);
+#   - SWAUX_RECORDS="aio ..." runs only those recordings, SWAUX_OUT=<dir>
+#     puts the results there instead of out/swaux-perf;
 #   - results: out/swaux-perf/{results.txt,check.tap,*.data,*.script.txt,
 #     *.report-D.txt,vm.log}.
 # Exit status: non-zero on a failed record or check, a guest timeout or a splat.
@@ -17,8 +19,11 @@ stage "swaux-perf x86_64"
 
 PERF=${SWAUX_PERF:-$BUILD/perf/perf}
 O=$(kbuild_dir x86_64)
-R=$OUT/swaux-perf
+R=${SWAUX_OUT:-$OUT/swaux-perf}
 D=$BUILD/swaux-perf
+# SWAUX_RECORDS: which recordings (default all; rig/swaux/aio-ab.sh: aio)
+RECORDS=${SWAUX_RECORDS:-sys-a cpu0 fork thread snap aio}
+export SWAUX_RECORDS=$RECORDS
 # The module source: the tree's (what make tree built), or SWAUX_MSRC=<dir>.
 MSRC=${SWAUX_MSRC:-$TREE/tools/testing/selftests/perf_events/test_modules}
 
@@ -47,7 +52,7 @@ fi
 info "running perf on swaux in the x86_64 guest with $PERF (log: ${R#"$RIG_TOP"/}/vm.log)"
 set +e
 VM_DIR=$OUT/vm-swaux-perf VM_TIMEOUT=${VM_TIMEOUT:-1200} \
-	bash "$RIG_TOP/rig/vm.sh" x86_64 "sh $D/guest.sh $PERF $D/module/perf_swaux.ko $R" >"$R/vm.log" 2>&1
+	bash "$RIG_TOP/rig/vm.sh" x86_64 "sh $D/guest.sh $PERF $D/module/perf_swaux.ko $R '$RECORDS'" >"$R/vm.log" 2>&1
 rc=$?
 set -e
 cp "$OUT/vm-swaux-perf/console.log" "$R/console.log" 2>/dev/null || true

@@ -57,6 +57,7 @@ struct auxbuf {
 	size_t			aux_len;
 	struct perf_event_mmap_page *pc;
 	unsigned char		*copy;	/* contents when P left it */
+	__u64			t_saved; /* CLOCK_MONOTONIC ns when copied */
 };
 
 /* Shared with the children */
@@ -154,6 +155,14 @@ static void sleep_ms(long ms)
 		;
 }
 
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
 static double now_ms(void)
 {
 	struct timespec ts;
@@ -229,8 +238,14 @@ static void auxbuf_consume(struct auxbuf *b)
 	__atomic_store_n(&b->pc->aux_tail, head, __ATOMIC_RELEASE);
 }
 
+/*
+ * Remember the contents and the time. A record written while the copy is
+ * taken may be in it, so the time catches what the copy cannot: records
+ * carry the ktime_get_ns() (CLOCK_MONOTONIC) of their write.
+ */
 static void auxbuf_save(struct auxbuf *b)
 {
+	b->t_saved = now_ns();
 	memcpy(b->copy, b->aux, b->aux_len);
 }
 
@@ -241,6 +256,7 @@ struct scan {
 	int	bad;		/* records flagged or with buf_id != handle_buf_id */
 	int	changed;	/* records that differ from the saved copy */
 	int	changed_inherited;
+	int	late;		/* records written after the copy was taken */
 };
 
 static void auxbuf_scan(struct auxbuf *b, pid_t pid, bool against_copy,
@@ -266,19 +282,36 @@ static void auxbuf_scan(struct auxbuf *b, pid_t pid, bool against_copy,
 			if (r->flags & SWAUX_F_INHERITED)
 				s->changed_inherited++;
 		}
+		if (against_copy && r->time > b->t_saved)
+			s->late++;
 	}
 }
 
+/* Written since auxbuf_save(): contents differ, or a record is younger */
 static bool auxbuf_changed(struct auxbuf *b)
 {
-	return memcmp(b->aux, b->copy, b->aux_len) != 0;
+	struct scan s;
+
+	if (memcmp(b->aux, b->copy, b->aux_len))
+		return true;
+	auxbuf_scan(b, 0, true, &s);
+	return s.late > 0;
 }
 
-/* A child: trace on @cpu until told to stop, without sleeping */
+/*
+ * A tracing child on X. Round-robin at the lowest RT priority: the children
+ * take turns in 100 ms slices, so the child running when P is redirected
+ * keeps running (and its transaction stays open) well after the ioctl
+ * returns, instead of being switched out at a point the test cannot
+ * choose. Set before moving to X, where an RT child may already spin.
+ */
 static void child_loop(struct shared *sh, int cpu)
 {
+	struct sched_param sp = { .sched_priority = 1 };
 	atomic_ulong spin = 0;
 
+	if (sched_setscheduler(0, SCHED_RR, &sp))
+		_exit(3);
 	if (pin_to(cpu))
 		_exit(2);
 	atomic_fetch_add(&sh->running, 1);
@@ -428,8 +461,16 @@ static int start_children(FIXTURE_DATA(redirect) *self, int n)
 			child_loop(self->sh, self->cpu);
 		self->child[self->nr_children++] = pid;
 	}
-	while (atomic_load(&self->sh->running) < n)
+	while (atomic_load(&self->sh->running) < n) {
+		/* A child that exited early could not pin itself or go RR */
+		for (int i = 0; i < self->nr_children; i++) {
+			if (waitpid(self->child[i], NULL, WNOHANG) == self->child[i]) {
+				self->child[i] = self->child[--self->nr_children];
+				return -1;
+			}
+		}
 		sleep_ms(1);
+	}
 	return 0;
 }
 
@@ -485,8 +526,8 @@ static void redirect_and_check(struct __test_metadata *_metadata,
 
 	auxbuf_scan(from, 0, true, &s);
 	EXPECT_FALSE(auxbuf_changed(from))
-		TH_LOG("old buffer written after SET_OUTPUT returned: %d new records, %d of %s",
-		       s.changed, s.changed_inherited, "children");
+		TH_LOG("old buffer written after SET_OUTPUT returned: %d new records, %d of %s, %d younger",
+		       s.changed, s.changed_inherited, "children", s.late);
 	if (to) {
 		auxbuf_scan(to, 0, true, &s);
 		EXPECT_GT(s.changed_inherited, 0)
@@ -573,12 +614,15 @@ TEST_F_TIMEOUT(redirect, unmap_new, 60)
 	ret = ioctl(self->p_fd, PERF_EVENT_IOC_SET_OUTPUT, B->fd);
 	/* -EINVAL if the unmap won: B is gone */
 	ASSERT_TRUE(ret == 0 || errno == EINVAL) TH_LOG("SET_OUTPUT: %s", strerror(errno));
+	/* From here on nothing may write into A. */
+	if (!ret)
+		auxbuf_save(A);
 	pthread_join(th, NULL);
 	if (ret) {
 		/* B already gone: P still on A, move it away explicitly */
 		ASSERT_EQ(ioctl(self->p_fd, PERF_EVENT_IOC_SET_OUTPUT, -1L), 0);
+		auxbuf_save(A);
 	}
-	auxbuf_save(A);
 	run_for(_metadata, self, variant, 300);
 	EXPECT_FALSE(auxbuf_changed(A)) TH_LOG("A written after SET_OUTPUT returned");
 	stop_children(self);

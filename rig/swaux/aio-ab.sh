@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# make swaux-aio-ab: the A/B of "perf record: Do not write AUX area data over
+# queued --aio writes". `perf record -a -z --aio -e swaux//` in the x86_64
+# VM, decoded on the host, with two perf binaries:
+#   - build/perf-noaio/perf: the series without that patch (the base perf
+#     cannot record swaux at all, so the A side is the series minus the fix);
+#     its recording must fail to decode;
+#   - build/perf/perf (make perf): the series; the recording must decode with
+#     "swaux: verdict: ok".
+# The A side's tree is build/linux-noaio, a clone of build/linux's series
+# branch with the fix reverted; it is rebuilt when the series changes.
+# shellcheck source=rig/lib.sh
+. "$(dirname "$0")/../lib.sh"
+stage "swaux-aio-ab"
+
+FIX_SUBJECT="perf record: Do not write AUX area data over queued --aio writes"
+SRC=$BUILD/linux-noaio
+ODIR=$BUILD/perf-noaio
+fail=0
+
+[ -x "$BUILD/perf/perf" ] || make -s --no-print-directory -C "$RIG_TOP" perf BASE=0
+make -s --no-print-directory -C "$RIG_TOP" kernel ARCH=x86_64 BASE=0
+
+# The A tree: series minus the fix, at the series commit build/linux has now.
+(
+	tree_lock shared
+	series=$(git -C "$TREE" rev-parse series)
+	if [ "$(cat "$SRC/.rig-series" 2>/dev/null)" != "$series" ]; then
+		info "building ${SRC#"$RIG_TOP"/}: series $series without \"$FIX_SUBJECT\""
+		rm -rf "$SRC"
+		git clone -q --no-checkout "$TREE" "$SRC"
+		git -C "$SRC" checkout -q -b noaio "$series"
+		fix=$(git -C "$SRC" log --format=%H --fixed-strings --grep="$FIX_SUBJECT" -1)
+		[ -n "$fix" ] || die "the series has no commit \"$FIX_SUBJECT\""
+		git -C "$SRC" -c user.name=rig -c user.email=rig@localhost revert --no-edit "$fix" >/dev/null
+		echo "$series" >"$SRC/.rig-series"
+	fi
+)
+bash "$RIG_TOP/rig/perf/build.sh" "$ODIR" "$SRC" >"$OUT/perf-noaio-build.log" 2>&1 ||
+	{ tail -20 "$OUT/perf-noaio-build.log" >&2; die "building $ODIR/perf failed"; }
+
+run() { # run KIND PERF: 0 iff the aio recording decoded with verdict ok
+	SWAUX_RECORDS=aio SWAUX_OUT=$OUT/swaux-aio-$1 SWAUX_PERF=$2 \
+		bash "$RIG_TOP/rig/swaux/perf-vm.sh" >"$OUT/swaux-aio-$1.log" 2>&1
+}
+
+rc=0
+run noaio "$ODIR/perf" || rc=$?
+grep -E '^(not )?ok ' "$OUT/swaux-aio-noaio/check.tap" 2>/dev/null | sed 's/^/  without the fix: /' >&2
+if [ "$rc" = 0 ]; then
+	echo "swaux-aio-ab: FAIL: perf without the fix decoded its --aio recording" >&2
+	fail=1
+elif ! grep -q '^ok [0-9]* - aio: recorded\|^swaux-perf: ok aio: perf record exits 0' \
+	"$OUT/swaux-aio-noaio/results.txt" "$OUT/swaux-aio-noaio/check.tap" 2>/dev/null; then
+	echo "swaux-aio-ab: FAIL: without the fix, perf record itself failed (want: a recording that does not decode)" >&2
+	fail=1
+fi
+
+rc=0
+run series "$BUILD/perf/perf" || rc=$?
+grep -E '^(not )?ok ' "$OUT/swaux-aio-series/check.tap" 2>/dev/null | sed 's/^/  with the series: /' >&2
+if [ "$rc" != 0 ]; then
+	echo "swaux-aio-ab: FAIL: the series perf did not decode its --aio recording (see out/swaux-aio-series.log)" >&2
+	fail=1
+fi
+
+[ $fail = 0 ] || die "swaux-aio-ab failed"
+echo "swaux-aio-ab: OK: perf record -z --aio of an AUX event is unreadable without the fix, decodes with it" >&2
