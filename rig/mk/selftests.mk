@@ -19,3 +19,6 @@ selftests-ab:
 
 kernel-ab:
 	@AB_RUN=1 bash rig/selftests/ab.sh
+
+# The kernel A/B: kselftests and make run on both kernels and arches (issues 4, 7)
+CHECK_STAGES += kernel-ab

@@ -31,3 +31,6 @@ swaux-mangle:
 
 swaux-aio-ab:
 	@bash rig/swaux/aio-ab.sh
+
+# perf record -z --aio of an AUX event: the series minus the fix vs the series
+CHECK_STAGES += swaux-aio-ab

@@ -4,9 +4,10 @@
  *
  *   swaux-flow work DIR CPU NCHILD MS
  *	The workload perf records (perf record ... -- swaux-flow work ...).
- *	Pinned to CPU; waits for DIR/stage1, forks NCHILD children pinned to
- *	CPU that spin until DIR/stage3 exists plus MS milliseconds, writes
- *	DIR/stage2 once they run, spins itself, then reaps them.
+ *	Runs on another CPU than CPU; waits for DIR/stage1, forks NCHILD
+ *	children, SCHED_RR and pinned to CPU, that spin until DIR/stage3
+ *	exists plus MS milliseconds, writes DIR/stage2 100 ms later, waits
+ *	for DIR/stage3, spins MS milliseconds, then reaps them.
  *
  *   swaux-flow ctl DIR CPU PERF_PID OUT
  *	The controller. Takes perf's swaux event fds with pidfd_getfd(),
@@ -138,9 +139,16 @@ static void spin_for(uint64_t ns)
 
 static int work(const char *dir, int cpu, int nchild, int ms)
 {
+	struct sched_param sp = { .sched_priority = 1 };
 	int i, st, rc = 0;
 
-	pin(cpu);
+	/*
+	 * The parent stays off CPU: only inherited events trace there. Were
+	 * the parent on CPU too, perf could swap its context with a child's
+	 * at a context switch (the contexts are clones), and P itself, which
+	 * SET_OUTPUT does stop, would be the event writing for the child.
+	 */
+	pin(cpu ? 0 : 1);
 	stage_wait(dir, 1, 0);
 	for (i = 0; i < nchild; i++) {
 		pid_t pid = fork();
@@ -148,14 +156,26 @@ static int work(const char *dir, int cpu, int nchild, int ms)
 		if (pid < 0)
 			die("fork: %s", strerror(errno));
 		if (!pid) {
+			/*
+			 * Round-robin at the lowest RT priority: the children
+			 * take turns on CPU in 100 ms slices, so the one
+			 * running at the redirect keeps its AUX transaction
+			 * open well after the ioctl returns, instead of being
+			 * switched out at a moment nobody chose. Set before
+			 * moving to CPU, where an RR child may already spin.
+			 */
+			if (sched_setscheduler(0, SCHED_RR, &sp))
+				die("sched_setscheduler(SCHED_RR): %s", strerror(errno));
+			pin(cpu);
 			stage_wait(dir, 3, 1);
 			spin_for((uint64_t)ms * 1000000ull);
 			_exit(0);
 		}
 	}
-	spin_for(20000000ull);
+	/* Let the children start tracing into A */
+	usleep(100000);
 	stage_set(dir, 2);
-	stage_wait(dir, 3, 1);
+	stage_wait(dir, 3, 0);
 	spin_for((uint64_t)ms * 1000000ull);
 	for (i = 0; i < nchild; i++) {
 		if (wait(&st) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
@@ -414,6 +434,8 @@ static int ctl(const char *dir, int cpu, int perf_pid, const char *out)
 	uint64_t t;
 	int p_fd, b_fd;
 
+	/* Off the workload's CPU, where RR tasks spin */
+	pin(cpu ? 0 : 1);
 	auxbuf_open(&a, cpu, "A");
 	grab_perf_fds(perf_pid, cpu, &p_fd, &b_fd);
 	t = scenario(dir, p_fd, a.fd, b_fd, "B (perf's buffer)");
@@ -442,6 +464,8 @@ static int solo(const char *dir, int cpu, int nchild, int ms, const char *out)
 		die("fork: %s", strerror(errno));
 	if (!w)
 		_exit(work(dir, cpu, nchild, ms));
+	/* Off the workload's CPU, where RR tasks spin */
+	pin(cpu ? 0 : 1);
 	auxbuf_open(&b, cpu, "B");
 	auxbuf_open(&a, cpu, "A");
 	p_fd = syscall(SYS_perf_event_open, &attr, w, cpu, -1, PERF_FLAG_FD_CLOEXEC);
