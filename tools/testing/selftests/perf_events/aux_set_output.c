@@ -526,8 +526,8 @@ static void redirect_and_check(struct __test_metadata *_metadata,
 
 	auxbuf_scan(from, 0, true, &s);
 	EXPECT_FALSE(auxbuf_changed(from))
-		TH_LOG("old buffer written after SET_OUTPUT returned: %d new records, %d of %s, %d younger",
-		       s.changed, s.changed_inherited, "children", s.late);
+		TH_LOG("old buffer written after SET_OUTPUT returned: %d new records, %d of %s",
+		       s.changed, s.changed_inherited, "children");
 	if (to) {
 		auxbuf_scan(to, 0, true, &s);
 		EXPECT_GT(s.changed_inherited, 0)
