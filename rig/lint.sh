@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make lint: series lint, checkpatch --strict on patches and overlay C files,
-# sparse (C=2) + W=1 on the kernel files the series touches, for both arches
-# compared with the same build of the base: anything new fails.
+# sparse (C=2) + W=1 on the kernel C files the series touches (their objects
+# only), for both arches compared with the same build of the base: anything
+# new fails.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/series.sh"
 stage lint
@@ -80,13 +81,20 @@ if [ "${LINT_NO_BUILD:-0}" = 1 ]; then
 elif [ ${#KFILES[@]} -eq 0 ]; then
 	ok "the series touches no kernel C file: no sparse/W=1 comparison needed"
 else
-	mapfile -t KDIRS < <(printf '%s\n' "${KFILES[@]}" | xargs -n1 dirname | sort -u)
-	info "sparse + W=1 on ${KDIRS[*]} (files: ${KFILES[*]})"
+	# The objects of the touched files only: single-object targets, so
+	# sparse and W=1 see exactly the files the series changes.
+	mapfile -t KOBJS < <(printf '%s\n' "${KFILES[@]}" | sed 's/\.c$/.o/')
+	info "sparse + W=1 on ${KFILES[*]}"
 	build_checks() { # $1 = base|series
-		local arch O L d f
+		local arch O L o objs
 		for arch in x86_64 arm64; do
 			O=$BUILD/lint-$arch
 			L=$BUILD/lint-$1-$arch.log
+			# The objects this arch's kernel builds (coresight: arm64 only)
+			objs=()
+			for o in "${KOBJS[@]}"; do
+				[ ! -f "$(kbuild_dir "$arch")/$o" ] || objs+=("$o")
+			done
 			[ -f "$(kbuild_dir "$arch")/.config" ] || die "no $(kbuild_dir "$arch")/.config: run 'make kernel ARCH=$arch' first"
 			mkdir -p "$O"
 			cmp -s "$(kbuild_dir "$arch")/.config" "$O/.config" || cp "$(kbuild_dir "$arch")/.config" "$O/.config"
@@ -94,11 +102,10 @@ else
 			cpu_lock make -s -C "$TREE" O="$O" $(kmake_args "$arch") CC="$(kcc "$arch")" olddefconfig prepare >/dev/null 2>&1 ||
 				die "lint: prepare failed for $arch"
 			: >"$L"
-			for d in "${KDIRS[@]}"; do
-				# shellcheck disable=SC2046
-				cpu_lock make -C "$TREE" O="$O" $(kmake_args "$arch") CC="$(kcc "$arch")" -j2 \
-					C=2 CHECK="$SPARSE" W=1 "$d/" >>"$L" 2>&1 || echo "BUILD-FAILED $d" >>"$L"
-			done
+			[ ${#objs[@]} -gt 0 ] || continue
+			# shellcheck disable=SC2046
+			cpu_lock make -C "$TREE" O="$O" $(kmake_args "$arch") CC="$(kcc "$arch")" -j2 \
+				C=2 CHECK="$SPARSE" W=1 "${objs[@]}" >>"$L" 2>&1 || echo "BUILD-FAILED ${objs[*]}" >>"$L"
 		done
 	}
 	norm() { # warnings without line numbers, paths relative to the tree

@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# rig/armv9/run.sh: the TRBE SET_OUTPUT redirect scenario on a real Armv9
-# machine or Arm FVP (ETE + TRBE, cs_etm PMU), then `perf test coresight`.
-# Run it on the target, as root, with the patched kernel booted and a perf
-# built from the patched tree with libopencsd. `run.sh --help` says what it
-# does. Not run in CI: no CI machine has TRBE. Exit 0 ok, 1 failure, 2 not run.
+# rig/armv9/run.sh: the TRBE SET_OUTPUT redirect scenario (the aux_set_output
+# kselftest with AUX_SET_OUTPUT_PMU=cs_etm) on a real Armv9 machine or Arm FVP
+# (ETE + TRBE, cs_etm PMU), alone and under perf record, then `perf test
+# coresight`. Run it on the target, as root, with the patched kernel booted
+# and a perf built from the patched tree with libopencsd. `run.sh --help` says
+# what it does. Not run in CI: no CI machine has TRBE. Exit 0 ok, 1 failure,
+# 2 not run.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 PERF=${PERF:-perf}
 CPU=${CPU:-1}
 OUT=${OUT:-./out-armv9}
+KSELFTEST=${KSELFTEST:-}
 NCHILD=${NCHILD:-4}
-MS=${MS:-400}
-AUX_KB=${AUX_KB:-4096}
 PERF_TEST=${PERF_TEST:-1}
 CC=${CC:-cc}
 SYSFS=${ARMV9_SYSFS:-/sys}
@@ -21,28 +22,34 @@ TEST_PMU=${ARMV9_TEST_PMU:-}
 
 usage() {
 	cat <<EOF
-usage: rig/armv9/run.sh [--perf PATH] [--cpu N] [--out DIR] [--no-perf-test]
+usage: rig/armv9/run.sh [--perf PATH] [--kselftest PATH] [--cpu N] [--out DIR]
+                        [--no-perf-test]
 
 Runs on an Armv9 machine or Arm FVP with ETE and TRBE, as root, with the
 patched kernel booted. Exit status: 0 every check passed, 1 a check failed,
 2 not run (no cs_etm PMU, no TRBE sink for the CPU, not root, no perf with
-libopencsd, no C compiler, bad arguments).
+libopencsd, no C compiler, no aux_set_output kselftest, bad arguments).
 
   1. Checks: /sys/bus/event_source/devices/cs_etm exists; a TRBE sink
      (cs_etm/sinks/trbeN) exists for CPU; prints the TRBE evidence found
      (sinks, /sys/devices/platform/*trbe*, dmesg lines), root, perf has
-     libopencsd (perf version --build-options), \$CC exists.
-  2. Builds rig/armv9/redirect.c with "\$CC -O2 -Wall" into OUT.
-  3. The redirect scenario alone ("redirect solo"): a per-task, inherited
-     cs_etm event P on a workload pinned to CPU, SET_OUTPUT into buffer A,
-     the workload forks NCHILD children, P is redirected to buffer B while
-     the children run. Checks: the children traced into A, nothing reached
-     A after the redirect, the children continued in B.
-  4. The same scenario while "perf record -e cs_etm//u" records a forking
-     workload ("redirect spin") pinned to the same CPU, so both sessions
-     share its TRBE; then "perf report -D" and "perf script" on perf.data
-     must succeed and show trace. (perf's own cs_etm event cannot be the
-     redirected one: perf mmaps it, and SET_OUTPUT refuses mmapped events.)
+     libopencsd (perf version --build-options), \$CC exists, the
+     aux_set_output kselftest exists (source or binary).
+  2. Builds rig/armv9/redirect.c (the workload of step 4) and, from its
+     source, the kselftest with "\$CC -O2 -Wall" into OUT.
+  3. The redirect scenario: the kselftest's redirect tests with
+     AUX_SET_OUTPUT_PMU=cs_etm AUX_SET_OUTPUT_CPU=CPU: a per-task,
+     inherited cs_etm event P (sink trbeCPU) on CPU, SET_OUTPUT into
+     buffer A, children tracing on CPU, P redirected to buffer B while
+     they run (and A -> B -> A..., to none, B unmapped meanwhile, a
+     stress mix). Checks: A's aux_head and data do not change once
+     SET_OUTPUT returned, the children's data reaches B, no kernel splat.
+  4. The scenario (the kselftest's switch_buffer tests) while "perf record
+     -e cs_etm//u" records a forking workload ("redirect spin") pinned to
+     the same CPU, so both sessions share its TRBE; then "perf report -D"
+     and "perf script" on perf.data must succeed and show trace. (perf's
+     own cs_etm event cannot be the redirected one: perf mmaps it, and
+     SET_OUTPUT refuses mmapped events.)
   5. "perf test coresight" (unless --no-perf-test): no test may fail, one
      must pass.
   6. dmesg since the start (a marker written to /dev/kmsg) must have no
@@ -53,16 +60,20 @@ kept in OUT (report.txt, logs, perf.data, dmesg).
 
 Options (environment variable in brackets):
   --perf PATH      perf binary [PERF, default "perf" from PATH]
+  --kselftest PATH the aux_set_output kselftest: its source (built with
+                   \$CC) or a binary [KSELFTEST, default: the source in
+                   the tree of a perf built in place, e.g. linux/tools/
+                   testing/selftests/perf_events/aux_set_output.c for
+                   --perf linux/tools/perf/perf]
   --cpu N          CPU to trace on; needs a TRBE sink trbeN [CPU, default 1]
   --out DIR        output directory [OUT, default ./out-armv9]
   --no-perf-test   skip "perf test coresight" [PERF_TEST=0]
   -h, --help       this text
-Also: NCHILD (children, default 4), MS (how long the children run on after
-the redirect, default 400), AUX_KB (AUX area of A and B, default 4096),
-CC (default cc). Testing hooks, not for real runs: ARMV9_SYSFS (sysfs root
-for the checks of step 1), ARMV9_TEST_PMU (use that AUX PMU instead of
-cs_etm and skip the TRBE, libopencsd and perf test steps; the verdict then
-says TEST MODE).
+Also: NCHILD (children of the step 4 workload, default 4), CC (default cc).
+Testing hooks, not for real runs: ARMV9_SYSFS (sysfs root for the checks of
+step 1), ARMV9_TEST_PMU (use that AUX PMU instead of cs_etm, also for the
+kselftest, e.g. swaux with perf_swaux.ko loaded, and skip the TRBE,
+libopencsd and perf test steps; the verdict then says TEST MODE).
 EOF
 }
 
@@ -74,15 +85,17 @@ die_usage() {
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-h | --help) usage; exit 0 ;;
-	--perf | --cpu | --out)
+	--perf | --kselftest | --cpu | --out)
 		[ $# -ge 2 ] || die_usage "$1 needs a value"
 		case "$1" in
 		--perf) PERF=$2 ;;
+		--kselftest) KSELFTEST=$2 ;;
 		--cpu) CPU=$2 ;;
 		--out) OUT=$2 ;;
 		esac
 		shift 2 ;;
 	--perf=*) PERF=${1#*=}; shift ;;
+	--kselftest=*) KSELFTEST=${1#*=}; shift ;;
 	--cpu=*) CPU=${1#*=}; shift ;;
 	--out=*) OUT=${1#*=}; shift ;;
 	--no-perf-test) PERF_TEST=0; shift ;;
@@ -97,7 +110,7 @@ refuse() {
 	exit 2
 }
 
-for v in CPU NCHILD MS AUX_KB; do
+for v in CPU NCHILD; do
 	[[ ${!v} =~ ^[0-9]+$ ]] || die_usage "$v must be a number, not '${!v}'"
 done
 
@@ -135,15 +148,22 @@ if [ -z "$TEST_PMU" ]; then
 fi
 command -v "$CC" >/dev/null || refuse "no C compiler '$CC' (set CC, or install gcc)"
 say "perf: $perf_bin ($("$perf_bin" --version 2>/dev/null || echo 'version unknown'))"
+# The kselftest: its source in the patched tree (next to the perf built
+# there, by default) or a binary built from it.
+ksft=${KSELFTEST:-$(dirname "$perf_bin")/../testing/selftests/perf_events/aux_set_output.c}
+ksft_usable() { # ksft_usable PATH: aux_set_output.c in a kernel tree, or an executable
+	case "$1" in
+	*.c) [ -f "$1" ] && [ -f "$(dirname "$1")/../kselftest_harness.h" ] ;;
+	*) [ -f "$1" ] && [ -x "$1" ] ;;
+	esac
+}
+ksft_usable "$ksft" ||
+	refuse "no aux_set_output kselftest: '$ksft' is neither aux_set_output.c in a kernel tree (next to ../kselftest_harness.h) nor an executable; pass --kselftest PATH: the patched tree's tools/testing/selftests/perf_events/aux_set_output.c, or a binary built from it"
+ksft=$(cd "$(dirname "$ksft")" && pwd)/$(basename "$ksft")
+say "kselftest: $ksft"
 
-sinkid=0
 if [ -z "$TEST_PMU" ]; then
-	if [ "$(cat "$pmudir/format/sinkid" 2>/dev/null || true)" = "config2:0-31" ]; then
-		sinkid=$(cat "$pmudir/sinks/trbe$CPU")
-		say "CPU $CPU: sink trbe$CPU, sinkid $sinkid (config2)"
-	else
-		say "CPU $CPU: no config2:0-31 sinkid format; the scenario's events use the default sink (TRBE where present)"
-	fi
+	say "CPU $CPU: sink trbe$CPU, sinkid $(cat "$pmudir/sinks/trbe$CPU" 2>/dev/null || echo '?') (the kselftest puts it in config2)"
 else
 	say "TEST MODE: PMU $pmu instead of cs_etm; TRBE, libopencsd and perf test steps skipped"
 fi
@@ -191,35 +211,53 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# 2. The helper.
-say "building $HERE/redirect.c"
-"$CC" -O2 -Wall -o "$OUT/redirect" "$HERE/redirect.c" >"$OUT/build.log" 2>&1 || {
-	cat "$OUT/build.log" >&2
-	say "verdict: FAIL (the helper did not build)"
-	exit 1
+# 2. The workload of step 4 and the kselftest.
+build() { # build WHAT OUTPUT SOURCE [LIBS...]
+	local what=$1 bin=$2 src=$3
+	shift 3
+	say "building $src"
+	"$CC" -O2 -Wall -o "$bin" "$src" "$@" >"$bin.build.log" 2>&1 || {
+		cat "$bin.build.log" >&2
+		say "verdict: FAIL ($what did not build, see $bin.build.log)"
+		exit 1
+	}
 }
+build "the workload" "$OUT/redirect" "$HERE/redirect.c"
+ksft_bin=$ksft
+case "$ksft" in
+*.c)
+	build "the kselftest" "$OUT/aux_set_output" "$ksft" -lpthread
+	ksft_bin=$OUT/aux_set_output
+	;;
+esac
 
-run_solo() { # run_solo NAME DIR LOG
-	local rc=0
-	rm -rf "$2"
-	mkdir -p "$2"
-	REDIRECT_PMU=$pmu "$OUT/redirect" solo "$2" "$CPU" "$NCHILD" "$MS" "$AUX_KB" "$sinkid" >"$3" 2>&1 || rc=$?
-	sed 's/^/    /' "$3"
-	case $rc in
-	0) result "$1" ok ;;
-	3) result "$1" FAIL "$(grep -c 'check: .*FAIL' "$3" || true) check(s) failed, see $3" ;;
-	*) result "$1" FAIL "exit $rc, see $3" ;;
-	esac
+run_kselftest() { # run_kselftest NAME LOG [HARNESS ARGS...]: the scenario with $pmu on $CPU
+	local name=$1 log=$2 rc=0 n_ok n_skip n_fail
+	shift 2
+	AUX_SET_OUTPUT_PMU=$pmu AUX_SET_OUTPUT_CPU=$CPU "$ksft_bin" "$@" >"$log" 2>&1 || rc=$?
+	# Results, and what a failed check printed (not the per-test PMU line)
+	grep -E '^(ok|not ok) |^# [^ ]*\.c:[0-9]+:|^# Totals' "$log" |
+		grep -vE ':PMU [^ ]+ \(type |: ?[0-9]+ iterations$' | sed 's/^/    /' || true
+	n_skip=$(grep -cE '^ok [0-9]+ .*# SKIP' "$log" || true)
+	n_ok=$(($(grep -cE '^ok [0-9]+ ' "$log" || true) - n_skip))
+	n_fail=$(grep -cE '^not ok [0-9]+ ' "$log" || true)
+	if [ $rc = 0 ] && [ "$n_fail" = 0 ] && [ "$n_ok" -gt 0 ]; then
+		result "$name" ok "$n_ok passed, $n_skip skipped"
+	elif [ $rc = 4 ]; then
+		result "$name" FAIL "the kselftest skipped: $(grep -m1 -o 'SKIP.*' "$log" || true), see $log"
+	else
+		result "$name" FAIL "exit $rc, $n_ok passed, $n_fail failed, $n_skip skipped, see $log"
+	fi
 }
 
 # 3. The scenario alone.
-say "phase 1: the redirect scenario on CPU $CPU"
-kmsg "armv9-run: phase 1: redirect solo"
-run_solo "redirect scenario" "$OUT/flow-solo" "$OUT/solo.log"
+say "phase 1: the redirect scenario on CPU $CPU (aux_set_output -f redirect, log: $OUT/kselftest.log)"
+kmsg "armv9-run: phase 1: aux_set_output"
+run_kselftest "redirect scenario (kselftest)" "$OUT/kselftest.log" -f redirect
 
 # 4. The scenario while perf record traces a forking workload on the same CPU.
 say "phase 2: perf record -e $pmu//u on a forking workload, the redirect scenario alongside"
-kmsg "armv9-run: phase 2: perf record + redirect solo"
+kmsg "armv9-run: phase 2: perf record + aux_set_output"
 flow=$OUT/flow-perf
 rm -rf "$flow" "$OUT/perf.data" "$OUT/perf.data.old"
 mkdir -p "$flow"
@@ -232,7 +270,7 @@ while [ ! -e "$flow/started" ] && kill -0 "$perf_pid" 2>/dev/null && [ $waited -
 	waited=$((waited + 1))
 done
 if [ -e "$flow/started" ]; then
-	run_solo "redirect scenario during perf record" "$OUT/flow-solo-perf" "$OUT/solo-perf.log"
+	run_kselftest "redirect scenario during perf record" "$OUT/kselftest-perf.log" -t switch_buffer
 else
 	result "redirect scenario during perf record" FAIL "perf record's workload did not start, see $OUT/record.log"
 fi

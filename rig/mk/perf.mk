@@ -23,7 +23,8 @@ EXTRA_HELP += '  make perf [BASE=1]         perf from build/linux into build/per
 .PHONY: perf perf-test perf-ab
 
 perf:
-	@BASE=$(PERF_BASE) bash rig/perf/build.sh $(PERF_ODIR) $(PERF_SRC)
+	@BASE=$(PERF_BASE) PERF_SHARE_ODIR=$(CURDIR)/build/perf \
+		bash rig/perf/build.sh $(PERF_ODIR) $(PERF_SRC)
 
 perf-test:
 	rig/perf/run-tests.sh $(PERF_BIN) $(PERF_TESTS)

@@ -22,3 +22,8 @@ kernel-ab:
 
 # The kernel A/B: kselftests and make run on both kernels and arches (issues 4, 7)
 CHECK_STAGES += kernel-ab
+
+EXTRA_HELP += '  make run-ab [RUNS=10]      make run RUNS=N on both kernels and arches: every base run misplaces data, no series run does'
+.PHONY: run-ab
+run-ab:
+	@bash rig/run-ab.sh

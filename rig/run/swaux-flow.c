@@ -23,12 +23,18 @@
  *	after_redirect counts records of A written after P -> B by an
  *	inherited writer: misplaced data (the bug this project fixes).
  *
- *   swaux-flow solo DIR CPU NCHILD MS
- *	The same scenario without perf (the arm64 guest has no perf): forks
- *	the workload itself, opens P per task on it with inherit, its own B
- *	and A, and checks both buffers. Prints the "ctl: A ..." line and
- *	  "ctl: B buf_id=N bytes=N records=N invalid=N gaps=N mismatch=N"
- *	Exit 0 iff nothing was misplaced or lost, 3 if something was.
+ *	The redirect itself is timed by the module, not by sleeping: the
+ *	controller redirects P -> B only while an inherited writer has a
+ *	transaction open on A (debugfs swaux/writers), and reads from
+ *	debugfs swaux/log how that transaction ended after the ioctl. A try
+ *	counts if the writer wrote into A after the ioctl returned (the bug)
+ *	or perf stopped it (S in the log: the fix); if the task was switched
+ *	out first (D), nothing could show either way, so P goes back to A
+ *	and it tries again.
+ *	"ctl: try N: ..." lines say what happened.
+ *
+ * The scenario without perf is the kselftest
+ * tools/testing/selftests/perf_events/aux_set_output.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -59,6 +65,7 @@
 #endif
 
 #define AUX_PAGES	256
+#define DATA_PAGES	64
 #define MAX_EVENTS	256
 
 static void die(const char *fmt, ...)
@@ -116,7 +123,11 @@ static void stage_set(const char *dir, int n)
 	close(fd);
 }
 
-/* Wait up to 60 s for a stage file; spin (the AUX writer needs a runner). */
+/*
+ * Wait up to 60 s for a stage file; spin (the AUX writer needs a runner)
+ * or poll every 10 ms: the workload's sched_switch events are recorded,
+ * and a 1 ms poll would flood perf's ring with them.
+ */
 static void stage_wait(const char *dir, int n, int spin)
 {
 	uint64_t end = now_ns() + 60ull * 1000000000ull;
@@ -125,7 +136,7 @@ static void stage_wait(const char *dir, int n, int spin)
 		if (now_ns() > end)
 			die("timed out waiting for %s/stage%d", dir, n);
 		if (!spin)
-			usleep(1000);
+			usleep(10000);
 	}
 }
 
@@ -335,10 +346,17 @@ static void auxbuf_open(struct auxbuf *b, int cpu, const char *name)
 	b->fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (b->fd < 0)
 		die("perf_event_open(swaux, cpu %d): %s", cpu, strerror(errno));
-	b->up = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE, MAP_SHARED, b->fd, 0);
+	/*
+	 * A real data ring, drained while we wait (auxbuf_drain()): the
+	 * PERF_RECORD_AUX and ITRACE_START records of P's children go here
+	 * while P is redirected to A, and every record that does not fit
+	 * is counted as lost on P, which perf record reports as its own
+	 * loss at the end.
+	 */
+	b->up = mmap(NULL, (1 + DATA_PAGES) * pg, PROT_READ | PROT_WRITE, MAP_SHARED, b->fd, 0);
 	if (b->up == MAP_FAILED)
 		die("mmap %s: %s", name, strerror(errno));
-	b->up->aux_offset = 2 * pg;
+	b->up->aux_offset = (1 + DATA_PAGES) * pg;
 	b->up->aux_size = AUX_PAGES * pg;
 	b->aux = mmap(NULL, b->up->aux_size, PROT_READ | PROT_WRITE, MAP_SHARED, b->fd,
 		      b->up->aux_offset);
@@ -346,6 +364,26 @@ static void auxbuf_open(struct auxbuf *b, int cpu, const char *name)
 		die("mmap %s's AUX area: %s", name, strerror(errno));
 	if (!ioctl(b->fd, PERF_EVENT_IOC_ID, &id))
 		printf("ctl: %s = own event id=%lu cpu=%d\n", name, (unsigned long)id, cpu);
+}
+
+/* Consume A's data ring (its records are not checked here) */
+static void auxbuf_drain(struct auxbuf *b)
+{
+	uint64_t head = __atomic_load_n(&b->up->data_head, __ATOMIC_ACQUIRE);
+
+	__atomic_store_n(&b->up->data_tail, head, __ATOMIC_RELEASE);
+}
+
+/* Sleep @ms milliseconds, draining @b's data ring every 10 ms */
+static void drain_for(struct auxbuf *b, long ms)
+{
+	uint64_t end = now_ns() + (uint64_t)ms * 1000000ull;
+
+	do {
+		auxbuf_drain(b);
+		usleep(10000);
+	} while (now_ns() < end);
+	auxbuf_drain(b);
 }
 
 struct scan {
@@ -399,18 +437,203 @@ static uint64_t redirect(int p_fd, int to_fd, const char *what)
 	return now_ns();
 }
 
-/* The scenario on P: -> A, fork, -> B while the children run */
-static uint64_t scenario(const char *dir, int p_fd, int a_fd, int b_fd, const char *b_name)
+/* buf_id of the records in @b, once there is one (0: none within 60 s) */
+static uint32_t auxbuf_wait_id(struct auxbuf *b)
 {
-	uint64_t t;
+	uint64_t end = now_ns() + 60ull * 1000000000ull;
+	struct scan s;
 
+	do {
+		auxbuf_scan(b, 0, NULL, &s);
+		if (s.records)
+			return s.buf_id;
+		auxbuf_drain(b);
+		usleep(1000);
+	} while (now_ns() < end);
+	return 0;
+}
+
+/*
+ * Wait until the writer on @cpu is a child of @p_id programmed with buffer
+ * @buf_id (debugfs swaux/writers: cpu event-id parent-id buf-id log-n).
+ * Returns its log-n (entries logged on @cpu so far), 0 on timeout.
+ */
+static unsigned long long wait_writer(struct auxbuf *a, int cpu, uint64_t p_id,
+				      uint32_t buf_id)
+{
+	uint64_t end = now_ns() + 20ull * 1000000000ull;
+
+	do {
+		FILE *f = fopen("/sys/kernel/debug/swaux/writers", "r");
+		unsigned long long id, parent, n;
+		unsigned int bid;
+		int c;
+
+		if (!f)
+			die("/sys/kernel/debug/swaux/writers: %s", strerror(errno));
+		while (fscanf(f, "%d %llu %llu %u %llu", &c, &id, &parent, &bid, &n) == 5) {
+			if (c == cpu && id && parent == p_id && bid == buf_id && n) {
+				fclose(f);
+				return n;
+			}
+		}
+		fclose(f);
+		auxbuf_drain(a);
+		usleep(500);
+	} while (now_ns() < end);
+	return 0;
+}
+
+static void write_log_since(unsigned long long n)
+{
+	FILE *f = fopen("/sys/kernel/debug/swaux/log_since", "w");
+
+	if (!f || fprintf(f, "%llu\n", n) < 0 || fclose(f))
+		die("/sys/kernel/debug/swaux/log_since: %s", strerror(errno));
+}
+
+struct logent {
+	unsigned long long n;
+	uint64_t time;
+	char kind;
+	uint32_t buf_id;
+};
+
+/*
+ * The writer log of @cpu from entry @since on (debugfs swaux/log: cpu n
+ * time kind event-id buf-id; log_since = @since). Returns the number of
+ * entries read into @e, at most @max.
+ */
+static int read_log(int cpu, struct logent *e, int max)
+{
+	FILE *f = fopen("/sys/kernel/debug/swaux/log", "r");
+	unsigned long long n, t, id;
+	unsigned int bid;
+	int c, nr = 0;
+	char k;
+
+	if (!f)
+		die("/sys/kernel/debug/swaux/log: %s", strerror(errno));
+	while (nr < max && fscanf(f, "%d %llu %llu %c %llu %u", &c, &n, &t, &k, &id, &bid) == 6) {
+		if (c != cpu)
+			continue;
+		e[nr].n = n;
+		e[nr].time = t;
+		e[nr].kind = k;
+		e[nr].buf_id = bid;
+		nr++;
+	}
+	fclose(f);
+	return nr;
+}
+
+enum try_result { TRY_AGAIN, TRY_BUG, TRY_STOPPED };
+
+#define LOG_MAX	64
+
+/*
+ * How the transaction that writer-log entry @since opened on A (a B or an
+ * O with buf_id A) went on, given the ioctl ran from @t0 to @t1: stopped
+ * by perf (the first entry after t0 is S: what the fix does), or the child
+ * wrote into A after t1 (the bug). If it ended otherwise first (switched
+ * out: D, begin failed: E), nothing could show either way: try again.
+ */
+static enum try_result judge_try(int cpu, unsigned long long since, uint64_t t0, uint64_t t1,
+				 struct auxbuf *a, uint32_t a_id, char *what, size_t len)
+{
+	uint64_t end = now_ns() + 5ull * 1000000000ull;
+	struct logent e[LOG_MAX];
+	struct scan s;
+	int i, n;
+
+	do {
+		n = read_log(cpu, e, LOG_MAX);
+		if (!n || e[0].n != since) {
+			snprintf(what, len, "lost from the writer log (overrun): try again");
+			return TRY_AGAIN;
+		}
+		if ((e[0].kind != 'B' && e[0].kind != 'O') || e[0].buf_id != a_id) {
+			snprintf(what, len, "was not open (log entry %llu is %c buf %u)",
+				 e[0].n, e[0].kind, e[0].buf_id);
+			return TRY_AGAIN;
+		}
+		for (i = 1; i < n; i++) {
+			if (e[i].time > t0)
+				break;
+			if (e[i].kind != 'O') {
+				snprintf(what, len, "ended by %c before the ioctl", e[i].kind);
+				return TRY_AGAIN;
+			}
+		}
+		if (i < n && e[i].kind == 'S') {
+			snprintf(what, len, "was stopped by SET_OUTPUT (S)");
+			return TRY_STOPPED;
+		}
+		/* After the log: a write before a logged end is in A by now */
+		auxbuf_scan(a, t1, NULL, &s);
+		if (s.after) {
+			snprintf(what, len, "went on: %lu records written into A after the ioctl",
+				 s.after);
+			return TRY_BUG;
+		}
+		for (; i < n; i++) {
+			if (e[i].kind != 'O') {
+				snprintf(what, len, "ended by %c after the ioctl, no late write",
+					 e[i].kind);
+				return TRY_AGAIN;
+			}
+		}
+		auxbuf_drain(a);
+		usleep(1000);
+	} while (now_ns() < end);
+	snprintf(what, len, "neither ended nor wrote into A for 5 s");
+	return TRY_AGAIN;
+}
+
+#define MAX_TRIES	20
+
+/* The scenario on P: -> A, fork, -> B while a child's transaction is open on A */
+static uint64_t scenario(const char *dir, int cpu, int p_fd, struct auxbuf *a, int b_fd,
+			 const char *b_name)
+{
+	enum try_result r;
+	uint64_t p_id, t0, t;
+	uint32_t a_id;
+	char what[128];
+	int try;
+
+	if (ioctl(p_fd, PERF_EVENT_IOC_ID, &p_id))
+		die("PERF_EVENT_IOC_ID: %s", strerror(errno));
 	dump_state("start");
-	redirect(p_fd, a_fd, "A");
+	redirect(p_fd, a->fd, "A");
 	stage_set(dir, 1);
 	stage_wait(dir, 2, 0);
-	usleep(300000);
+	a_id = auxbuf_wait_id(a);
+	if (!a_id)
+		die("no record reached A within 60 s: the children do not trace");
 	dump_state("forked");
-	t = redirect(p_fd, b_fd, b_name);
+	for (try = 1; ; try++) {
+		unsigned long long n = wait_writer(a, cpu, p_id, a_id);
+
+		if (!n)
+			die("no inherited writer of P on cpu %d programmed with A (buf_id %u) within 20 s",
+			    cpu, a_id);
+		/* The entry that opened the transaction, and what follows */
+		write_log_since(n - 1);
+		t0 = now_ns();
+		t = redirect(p_fd, b_fd, b_name);
+		r = judge_try(cpu, n - 1, t0, t, a, a_id, what, sizeof(what));
+		printf("ctl: try %d: the transaction open on A %s\n", try, what);
+		if (r != TRY_AGAIN)
+			break;
+		if (try == MAX_TRIES)
+			die("%d tries, none conclusive", try);
+		redirect(p_fd, a->fd, "A (again)");
+	}
+	printf("ctl: redirect %s after %d tries\n",
+	       r == TRY_BUG ? "MISSED by the kernel: the child went on with A" :
+	       "honoured: the child's transaction on A was stopped", try);
+	fflush(stdout);
 	stage_set(dir, 3);
 	return t;
 }
@@ -438,51 +661,12 @@ static int ctl(const char *dir, int cpu, int perf_pid, const char *out)
 	pin(cpu ? 0 : 1);
 	auxbuf_open(&a, cpu, "A");
 	grab_perf_fds(perf_pid, cpu, &p_fd, &b_fd);
-	t = scenario(dir, p_fd, a.fd, b_fd, "B (perf's buffer)");
+	t = scenario(dir, cpu, p_fd, &a, b_fd, "B (perf's buffer)");
 	/* Let the children run on after the redirect, then read A. */
-	usleep(800000);
+	drain_for(&a, 800);
 	dump_state("end");
 	report_a(&a, t, out);
 	return 0;
-}
-
-static int solo(const char *dir, int cpu, int nchild, int ms, const char *out)
-{
-	struct perf_event_attr attr = {
-		.size = sizeof(attr),
-		.type = pmu_type(),
-		.inherit = 1,
-	};
-	struct auxbuf a, b;
-	struct scan sa, sb;
-	int p_fd, st;
-	uint64_t t;
-	pid_t w;
-
-	w = fork();
-	if (w < 0)
-		die("fork: %s", strerror(errno));
-	if (!w)
-		_exit(work(dir, cpu, nchild, ms));
-	/* Off the workload's CPU, where RR tasks spin */
-	pin(cpu ? 0 : 1);
-	auxbuf_open(&b, cpu, "B");
-	auxbuf_open(&a, cpu, "A");
-	p_fd = syscall(SYS_perf_event_open, &attr, w, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-	if (p_fd < 0)
-		die("perf_event_open(swaux, pid %d, cpu %d, inherit): %s", w, cpu, strerror(errno));
-	redirect(p_fd, b.fd, "B");
-	t = scenario(dir, p_fd, a.fd, b.fd, "B");
-	if (waitpid(w, &st, 0) != w || !WIFEXITED(st) || WEXITSTATUS(st))
-		die("workload failed");
-	/* Stop every writer before reading: the children have exited. */
-	close(p_fd);
-	report_a(&a, t, out);
-	auxbuf_scan(&b, 0, NULL, &sb);
-	auxbuf_scan(&a, t, NULL, &sa);
-	printf("ctl: B buf_id=%u bytes=%lu records=%lu invalid=%lu gaps=%lu mismatch=%lu\n",
-	       sb.buf_id, (unsigned long)sb.bytes, sb.records, sb.invalid, sb.gaps, sb.mism);
-	return sa.after || sa.mism || sb.invalid || sb.gaps || sb.mism ? 3 : 0;
 }
 
 int main(int argc, char **argv)
@@ -491,11 +675,8 @@ int main(int argc, char **argv)
 		return work(argv[2], atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
 	if (argc == 6 && !strcmp(argv[1], "ctl"))
 		return ctl(argv[2], atoi(argv[3]), atoi(argv[4]), argv[5]);
-	if (argc == 7 && !strcmp(argv[1], "solo"))
-		return solo(argv[2], atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), argv[6]);
 	fprintf(stderr,
 		"usage: swaux-flow work DIR CPU NCHILD MS\n"
-		"       swaux-flow ctl DIR CPU PERF_PID OUT\n"
-		"       swaux-flow solo DIR CPU NCHILD MS OUT\n");
+		"       swaux-flow ctl DIR CPU PERF_PID OUT\n");
 	return 2;
 }

@@ -5,9 +5,11 @@
 # With the series every perf_events selftest passes (the swaux module tests,
 # the SET_OUTPUT scenario, the mmap aux variants run and do not skip) and
 # dmesg stays clean; on the pristine base the SET_OUTPUT scenario tests fail
-# and every other test passes. With AB_RUN=1 (make kernel-ab) the make run
-# flow is part of it: verdict "no misplaced or unflagged AUX data" (exit 0)
-# with the series, misplaced data found (exit 3) on the base.
+# and every other test passes. With AB_RUN=1 (make kernel-ab) the x86_64
+# make run flow (perf record of the redirect) is part of it: verdict "no
+# misplaced or unflagged AUX data" (exit 0) with the series, misplaced data
+# found (exit 3) on the base. (arm64's make run is the kselftest's
+# switch_buffer test, asserted by the selftests themselves.)
 #
 # All series runs come first, then all base runs, so the shared tree and
 # each kernel build switch once (a relink of the changed files).
@@ -38,6 +40,20 @@ check() { # check ARCH base|series
 	[ "$n" -ge 30 ] || bad "$arch $kind: only $n test results"
 	grep -E '^(aux_set_output|mmap): ok .*# SKIP' "$res" | sed 's/^/  skipped: /' >&2 && bad "$arch $kind: tests skipped"
 	grep -qE '^mmap: ok [0-9]+ perf_mmap\.aux\.' "$res" || bad "$arch $kind: mmap aux variants did not run"
+	# What make vm-$arch checks on its own boot, from this one: the PMUs the
+	# tests rely on, and on arm64 the TRBE driver probing its device tree
+	# node and reporting the missing hardware.
+	case "$arch" in
+	x86_64) want_pmus="software tracepoint" ;;
+	arm64) want_pmus="software tracepoint cs_etm armv8_pmuv3(_0)?" ;;
+	esac
+	for n in $want_pmus; do
+		grep -qE "^SELFTESTS: pmus .*\<$n\>" "$res" || bad "$arch $kind: no $n PMU in the guest"
+	done
+	if [ "$arch" = arm64 ]; then
+		grep -q 'TRBE is not implemented on cpu 0' "$R/console.log" ||
+			bad "arm64 $kind: the TRBE driver did not probe its device tree node"
+	fi
 	# Module tests and mmap pass on both.
 	grep -E '^(aux_set_output: not ok [0-9]+ swaux\.|mmap: not ok )' "$res" | sed 's/^/  /' >&2 &&
 		bad "$arch $kind: module or mmap tests failed"
@@ -76,7 +92,11 @@ for kind in series base; do
 			fi
 		fi
 		check "$arch" $kind
-		[ "$ab_run" = 1 ] && run_flow "$arch" $kind
+		# arm64's make run is the kselftest's switch_buffer test, which
+		# the selftests run above already asserted on this kernel.
+		if [ "$ab_run" = 1 ] && [ "$arch" = x86_64 ]; then
+			run_flow "$arch" $kind
+		fi
 	done
 done
 [ $fail = 0 ] || die "kernel A/B failed: see out/selftests-*/results.txt and out/run-*"

@@ -29,6 +29,7 @@ run() {
 
 rc=0
 say "SELFTESTS: begin $(uname -r) cpus=$(grep -c ^processor /proc/cpuinfo)"
+say "SELFTESTS: pmus $(ls /sys/bus/event_source/devices | tr '\n' ' ')"
 rmmod perf_swaux 2>/dev/null
 # Without the module: SKIP (4), never fail.
 run noswaux "$dir/aux_set_output"

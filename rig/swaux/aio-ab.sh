@@ -8,37 +8,48 @@
 #     its recording must fail to decode;
 #   - build/perf/perf (make perf): the series; the recording must decode with
 #     "swaux: verdict: ok".
-# The A side's tree is build/linux-noaio, a clone of build/linux's series
-# branch with the fix reverted; it is rebuilt when the series changes.
+# The A side is built in build/perf from build/linux with the fix reverted
+# (an incremental build), copied to build/perf-noaio, and build/perf is
+# rebuilt from the series; both only when the series changes.
 # shellcheck source=rig/lib.sh
 . "$(dirname "$0")/../lib.sh"
 stage "swaux-aio-ab"
 
 FIX_SUBJECT="perf record: Do not write AUX area data over queued --aio writes"
-SRC=$BUILD/linux-noaio
 ODIR=$BUILD/perf-noaio
 fail=0
 
 [ -x "$BUILD/perf/perf" ] || make -s --no-print-directory -C "$RIG_TOP" perf BASE=0
 make -s --no-print-directory -C "$RIG_TOP" kernel ARCH=x86_64 BASE=0
 
-# The A tree: series minus the fix, at the series commit build/linux has now.
+# The A side: the series minus the fix, built incrementally in build/perf
+# (only builtin-record.c and the link differ) and copied out, then
+# build/perf is brought back to the series. Rebuilt when the series changes.
 (
-	tree_lock shared
+	tree_lock exclusive
+	bash "$RIG_TOP/rig/tree.sh" >"$OUT/perf-noaio-build.log" 2>&1 ||
+		{ tail -20 "$OUT/perf-noaio-build.log" >&2; die "make tree failed"; }
 	series=$(git -C "$TREE" rev-parse series)
-	if [ "$(cat "$SRC/.rig-series" 2>/dev/null)" != "$series" ]; then
-		info "building ${SRC#"$RIG_TOP"/}: series $series without \"$FIX_SUBJECT\""
-		rm -rf "$SRC"
-		git clone -q --no-checkout "$TREE" "$SRC"
-		git -C "$SRC" checkout -q -b noaio "$series"
-		fix=$(git -C "$SRC" log --format=%H --fixed-strings --grep="$FIX_SUBJECT" -1)
+	if [ "$(cat "$ODIR/.rig-series" 2>/dev/null)" != "$series" ] || [ ! -x "$ODIR/perf" ]; then
+		info "building ${ODIR#"$RIG_TOP"/}/perf: series $series without \"$FIX_SUBJECT\""
+		G() { git -C "$TREE" -c user.name=rig -c user.email=rig@localhost "$@"; }
+		fix=$(G log --format=%H --fixed-strings --grep="$FIX_SUBJECT" -1 series)
 		[ -n "$fix" ] || die "the series has no commit \"$FIX_SUBJECT\""
-		git -C "$SRC" -c user.name=rig -c user.email=rig@localhost revert --no-edit "$fix" >/dev/null
-		echo "$series" >"$SRC/.rig-series"
+		G checkout -q --detach series
+		G revert --no-edit "$fix" >/dev/null
+		rc=0
+		bash "$RIG_TOP/rig/perf/build.sh" "$BUILD/perf" "$TREE" >>"$OUT/perf-noaio-build.log" 2>&1 || rc=$?
+		if [ $rc = 0 ]; then
+			mkdir -p "$ODIR"
+			cp "$BUILD/perf/perf" "$ODIR/perf"
+			echo "$series" >"$ODIR/.rig-series"
+		fi
+		G checkout -q -f series
+		bash "$RIG_TOP/rig/perf/build.sh" "$BUILD/perf" "$TREE" >>"$OUT/perf-noaio-build.log" 2>&1 ||
+			{ tail -20 "$OUT/perf-noaio-build.log" >&2; die "rebuilding build/perf/perf (series) failed"; }
+		[ $rc = 0 ] || { tail -20 "$OUT/perf-noaio-build.log" >&2; die "building $ODIR/perf failed"; }
 	fi
 )
-bash "$RIG_TOP/rig/perf/build.sh" "$ODIR" "$SRC" >"$OUT/perf-noaio-build.log" 2>&1 ||
-	{ tail -20 "$OUT/perf-noaio-build.log" >&2; die "building $ODIR/perf failed"; }
 
 run() { # run KIND PERF: 0 iff the aio recording decoded with verdict ok
 	SWAUX_RECORDS=aio SWAUX_OUT=$OUT/swaux-aio-$1 SWAUX_PERF=$2 \

@@ -23,7 +23,10 @@
  *    error.
  * perf report -D dumps every record. At the end of the session a summary is
  * printed to stdout, one line per perf buffer, every line starting with
- * "swaux:", the last one "swaux: verdict: ok" or "swaux: verdict: N errors".
+ * "swaux:", the last one "swaux: verdict: ok", "swaux: verdict: N errors" or,
+ * when the file holds neither AUX data nor PERF_RECORD_AUX, "swaux: verdict:
+ * no AUX data" (nothing was checked). PERF_RECORD_AUX without any AUX data
+ * is an error.
  * With errors the session fails after everything is printed: perf script
  * exits non-zero; perf report says "failed to process sample" but exits 0
  * (it ignores the status), so scripts should test the verdict line.
@@ -783,7 +786,7 @@ static int swaux_queue_cmp(const void *a, const void *b)
 static u64 swaux_report(struct swaux *sw)
 {
 	u64 t_bytes = 0, t_recs = 0, t_flagged = 0, t_unflagged = 0, t_misplaced = 0;
-	u64 t_invalid = 0, unmatched = 0, errors;
+	u64 t_invalid = 0, unmatched = 0, t_auxevs = 0, errors;
 	size_t i, j, k;
 
 	qsort(sw->queues, sw->nr_queues, sizeof(*sw->queues), swaux_queue_cmp);
@@ -874,14 +877,28 @@ static u64 swaux_report(struct swaux *sw)
 	}
 	printf("\n");
 
+	for (i = 0; i < sw->nr_auxevs; i++) {
+		if (!(sw->auxevs[i].flags & SWAUX_EV_LOST))
+			t_auxevs++;
+	}
+
 	errors = t_unflagged + t_misplaced + t_invalid;
+	/* PERF_RECORD_AUX says data was written: its absence is an error */
+	if (t_auxevs && !t_bytes) {
+		printf("swaux: error: %" PRIu64 " PERF_RECORD_AUX records but no AUX data\n",
+		       t_auxevs);
+		errors++;
+	}
 	printf("swaux: total buffers=%zu bytes=%" PRIu64 " records=%" PRIu64,
 	       sw->nr_queues, t_bytes, t_recs);
 	printf(" gaps_flagged=%" PRIu64 " gaps_unflagged=%" PRIu64, t_flagged, t_unflagged);
-	printf(" misplaced=%" PRIu64 " invalid=%" PRIu64 " aux_unmatched=%" PRIu64 "\n",
-	       t_misplaced, t_invalid, unmatched);
+	printf(" misplaced=%" PRIu64 " invalid=%" PRIu64 " aux_records=%" PRIu64,
+	       t_misplaced, t_invalid, t_auxevs);
+	printf(" aux_unmatched=%" PRIu64 "\n", unmatched);
 	if (errors)
 		printf("swaux: verdict: %" PRIu64 " errors\n", errors);
+	else if (!t_bytes)
+		printf("swaux: verdict: no AUX data\n");
 	else
 		printf("swaux: verdict: ok\n");
 	fflush(stdout);
@@ -897,6 +914,16 @@ static int swaux_flush(struct perf_session *session,
 	if (sw->done)
 		return 0;
 	sw->done = true;
+
+	/*
+	 * A command that does not decode AUX data (no itrace options, e.g.
+	 * perf data convert) never hands the AUXTRACE data to us: nothing
+	 * was checked, so there is no verdict to give.
+	 */
+	if (!session->itrace_synth_opts || session->itrace_synth_opts->dont_decode) {
+		pr_debug("swaux: AUX data not decoded by this command, no verdict\n");
+		return 0;
+	}
 
 	if (swaux_report(sw)) {
 		pr_err("swaux: the AUX data has errors, see the swaux: lines\n");

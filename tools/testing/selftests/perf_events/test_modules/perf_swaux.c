@@ -97,6 +97,25 @@ struct swaux_buf {
 	void		*pages[] __counted_by(nr_pages);
 };
 
+/*
+ * What the writer did, for a test that must know how a transaction ended
+ * rather than guess from timing (debugfs swaux/log, oldest first):
+ *  B  a transaction began at ->start(), writer programmed with buf_id
+ *  O  overflow: the transaction ended and the next one began on the same
+ *     handle; the writer goes on with its programmed buffer
+ *  D  ended by ->del() (the task was switched out)
+ *  S  ended by ->stop() alone (e.g. perf_event_stop())
+ *  E  ended because the next transaction could not begin (writer idle)
+ */
+#define SWAUX_LOG_LEN	8192	/* per CPU, power of 2: seconds of overflows */
+
+struct swaux_log_entry {
+	u64	time;		/* ktime_get_ns() */
+	u64	event_id;
+	u32	buf_id;
+	char	kind;
+};
+
 /* The per-CPU "hardware" */
 struct swaux_writer {
 	struct perf_output_handle handle;
@@ -105,6 +124,13 @@ struct swaux_writer {
 	unsigned long		written;	/* bytes since perf_aux_output_begin() */
 	unsigned long		limit;		/* overflow point */
 	struct hrtimer		timer;
+	/* For debugfs swaux/writers and swaux/log: what a test waits for */
+	u64			event_id;	/* copies of event->id, ... */
+	u64			parent_id;	/* ... event->parent->id, ... */
+	u32			buf_id;		/* ... buf->id; 0 when idle */
+	raw_spinlock_t		log_lock;
+	unsigned long		log_n;		/* entries ever logged */
+	struct swaux_log_entry	*log;		/* SWAUX_LOG_LEN entries */
 };
 
 static DEFINE_PER_CPU(struct swaux_writer, swaux_writers);
@@ -123,6 +149,20 @@ struct swaux_ev {
 
 static LIST_HEAD(swaux_events);
 static DEFINE_MUTEX(swaux_events_lock);
+
+static void swaux_log(struct swaux_writer *w, char kind)
+{
+	struct swaux_log_entry *e;
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&w->log_lock, flags);
+	e = &w->log[w->log_n++ & (SWAUX_LOG_LEN - 1)];
+	e->time = ktime_get_ns();
+	e->event_id = w->event_id;
+	e->buf_id = w->buf_id;
+	e->kind = kind;
+	raw_spin_unlock_irqrestore(&w->log_lock, flags);
+}
 
 static void swaux_buf_release(struct kref *ref)
 {
@@ -242,6 +282,9 @@ static void swaux_writer_release(struct swaux_writer *w)
 {
 	struct swaux_buf *buf = w->buf;
 
+	WRITE_ONCE(w->event_id, 0);
+	WRITE_ONCE(w->parent_id, 0);
+	WRITE_ONCE(w->buf_id, 0);
 	w->event = NULL;
 	w->buf = NULL;
 	w->written = 0;
@@ -279,6 +322,7 @@ static bool swaux_overflow(struct swaux_writer *w)
 	if (!perf_aux_output_begin(handle, event)) {
 		atomic_inc(&stat_begin_fail);
 		event->hw.state |= PERF_HES_STOPPED;
+		swaux_log(w, 'E');
 		swaux_writer_release(w);
 		return false;
 	}
@@ -287,9 +331,11 @@ static bool swaux_overflow(struct swaux_writer *w)
 	if (!w->limit) {
 		swaux_end(w, true);
 		event->hw.state |= PERF_HES_STOPPED;
+		swaux_log(w, 'E');
 		swaux_writer_release(w);
 		return false;
 	}
+	swaux_log(w, 'O');
 
 	return true;
 }
@@ -337,6 +383,9 @@ static void swaux_event_start(struct perf_event *event, int flags)
 	w->buf = buf;
 	w->event = event;
 	w->written = 0;
+	WRITE_ONCE(w->event_id, event->id);
+	WRITE_ONCE(w->parent_id, event->parent ? event->parent->id : 0);
+	WRITE_ONCE(w->buf_id, buf->id);
 	w->limit = swaux_limit(handle, buf);
 	if (!w->limit) {
 		swaux_end(w, true);
@@ -345,12 +394,14 @@ static void swaux_event_start(struct perf_event *event, int flags)
 		return;
 	}
 
+	swaux_log(w, 'B');
 	event->hw.state = 0;
 	hrtimer_start(&w->timer, us_to_ktime(max(period_us, 10U)),
 		      HRTIMER_MODE_REL_PINNED_HARD);
 }
 
-static void swaux_event_stop(struct perf_event *event, int flags)
+/* Stop the writer; @del: on behalf of ->del() (the task is switched out) */
+static void swaux_stop_writer(struct perf_event *event, bool del)
 {
 	struct swaux_writer *w = this_cpu_ptr(&swaux_writers);
 	u32 handle_buf_id;
@@ -363,6 +414,7 @@ static void swaux_event_stop(struct perf_event *event, int flags)
 	if (w->event != event)
 		return;
 
+	swaux_log(w, del ? 'D' : 'S');
 	hrtimer_try_to_cancel(&w->timer);
 
 	if (w->handle.event) {
@@ -371,6 +423,11 @@ static void swaux_event_stop(struct perf_event *event, int flags)
 		swaux_end(w, false);
 	}
 	swaux_writer_release(w);
+}
+
+static void swaux_event_stop(struct perf_event *event, int flags)
+{
+	swaux_stop_writer(event, false);
 }
 
 static int swaux_event_add(struct perf_event *event, int flags)
@@ -384,7 +441,7 @@ static int swaux_event_add(struct perf_event *event, int flags)
 
 static void swaux_event_del(struct perf_event *event, int flags)
 {
-	swaux_event_stop(event, PERF_EF_UPDATE);
+	swaux_stop_writer(event, true);
 }
 
 static void swaux_event_read(struct perf_event *event)
@@ -447,6 +504,66 @@ static int swaux_events_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(swaux_events);
 
+/* swaux/log shows entries from this one on (n >= log_since) */
+static u64 swaux_log_since;
+
+/*
+ * swaux/writers, one line per CPU: cpu event-id parent-id buf-id log-n
+ * (event-id parent-id buf-id 0 0 0: idle; log-n: entries logged so far).
+ * swaux/log: the last SWAUX_LOG_LEN entries per CPU from n = log_since on,
+ * oldest first: cpu n time kind event-id buf-id. A reader that writes
+ * log-n - 1 into swaux/log_since sees the entry that opened the current
+ * transaction and what followed. Only the writer's own copies of the ids
+ * are read, never the event or the buffer, which may be freed meanwhile.
+ */
+static int swaux_writers_show(struct seq_file *m, void *v)
+{
+	int cpu;
+
+	for_each_online_cpu(cpu) {
+		struct swaux_writer *w = per_cpu_ptr(&swaux_writers, cpu);
+
+		seq_printf(m, "%d %llu %llu %u %lu\n", cpu, READ_ONCE(w->event_id),
+			   READ_ONCE(w->parent_id), READ_ONCE(w->buf_id),
+			   READ_ONCE(w->log_n));
+	}
+
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(swaux_writers);
+
+static int swaux_log_show(struct seq_file *m, void *v)
+{
+	int cpu;
+
+	for_each_online_cpu(cpu) {
+		struct swaux_writer *w = per_cpu_ptr(&swaux_writers, cpu);
+		unsigned long n, end, flags;
+		struct swaux_log_entry e;
+
+		raw_spin_lock_irqsave(&w->log_lock, flags);
+		end = w->log_n;
+		raw_spin_unlock_irqrestore(&w->log_lock, flags);
+		n = end > SWAUX_LOG_LEN ? end - SWAUX_LOG_LEN : 0;
+		n = max_t(u64, n, READ_ONCE(swaux_log_since));
+		for (; n < end; n++) {
+			raw_spin_lock_irqsave(&w->log_lock, flags);
+			/* Overwritten meanwhile: skip to what is still there */
+			if (w->log_n - n > SWAUX_LOG_LEN) {
+				raw_spin_unlock_irqrestore(&w->log_lock, flags);
+				continue;
+			}
+			e = w->log[n & (SWAUX_LOG_LEN - 1)];
+			raw_spin_unlock_irqrestore(&w->log_lock, flags);
+			seq_printf(m, "%d %lu %llu %c %llu %u\n", cpu, n, e.time, e.kind,
+				   e.event_id, e.buf_id);
+		}
+	}
+
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(swaux_log);
+
 static struct pmu swaux_pmu = {
 	.module		= THIS_MODULE,
 	.task_ctx_nr	= perf_sw_context,
@@ -472,6 +589,9 @@ static void swaux_debugfs_init(void)
 	debugfs_create_atomic_t("busy", 0444, swaux_debugfs, &stat_busy);
 	debugfs_create_atomic_t("buffers", 0444, swaux_debugfs, &stat_bufs);
 	debugfs_create_file("events", 0444, swaux_debugfs, NULL, &swaux_events_fops);
+	debugfs_create_file("writers", 0444, swaux_debugfs, NULL, &swaux_writers_fops);
+	debugfs_create_file("log", 0444, swaux_debugfs, NULL, &swaux_log_fops);
+	debugfs_create_u64("log_since", 0644, swaux_debugfs, &swaux_log_since);
 }
 
 static int __init swaux_init(void)
@@ -483,14 +603,27 @@ static int __init swaux_init(void)
 
 		hrtimer_setup(&w->timer, swaux_tick, CLOCK_MONOTONIC,
 			      HRTIMER_MODE_REL_PINNED_HARD);
+		raw_spin_lock_init(&w->log_lock);
+		/* Not in the per-CPU area: modules get only a few KiB of it */
+		w->log = kvcalloc_node(SWAUX_LOG_LEN, sizeof(*w->log), GFP_KERNEL,
+				       cpu_to_node(cpu));
+		if (!w->log) {
+			ret = -ENOMEM;
+			goto free_logs;
+		}
 	}
 
 	ret = perf_pmu_register(&swaux_pmu, SWAUX_PMU_NAME, -1);
 	if (ret)
-		return ret;
+		goto free_logs;
 
 	swaux_debugfs_init();
 	return 0;
+
+free_logs:
+	for_each_possible_cpu(cpu)
+		kvfree(per_cpu_ptr(&swaux_writers, cpu)->log);
+	return ret;
 }
 
 static void __exit swaux_exit(void)
@@ -500,8 +633,10 @@ static void __exit swaux_exit(void)
 	debugfs_remove_recursive(swaux_debugfs);
 	/* All events are gone (module refcount), so are the writers. */
 	perf_pmu_unregister(&swaux_pmu);
-	for_each_possible_cpu(cpu)
+	for_each_possible_cpu(cpu) {
 		hrtimer_cancel(&per_cpu_ptr(&swaux_writers, cpu)->timer);
+		kvfree(per_cpu_ptr(&swaux_writers, cpu)->log);
+	}
 }
 
 module_init(swaux_init);
