@@ -62,7 +62,8 @@ fi
 
 info "booting the $kind kernel; the flow runs in the guest (log: ${R#"$RIG_TOP"/}/vm.log)"
 # make vm's 900 s are for one run; a scenario run takes under 4 minutes.
-export VM_TIMEOUT=${VM_TIMEOUT:-$((600 + runs * 240))}
+t=$((600 + runs * 240)); [ $t -ge 900 ] || t=900
+export VM_TIMEOUT=${VM_TIMEOUT:-$t}
 set +e
 make -s --no-print-directory vm ARCH="$arch" CMD="$cmd" >"$R/vm.log.raw" 2>&1
 vm_rc=$?
@@ -110,7 +111,7 @@ judge_x86() {
 	[ -s "$d/perf.data" ] || { bad="$bad no-perf.data"; return 0; }
 	"$PERF" report -D -i "$d/perf.data" >"$d/report-D.txt" 2>"$d/report-D.err" || true
 	"$PERF" script -i "$d/perf.data" >"$d/script.txt" 2>"$d/script.err" || true
-	verdict_line=$(grep -h '^swaux: verdict' "$d/report-D.txt" 2>/dev/null | tail -1)
+	verdict_line=$(grep -h '^swaux: verdict' "$d/report-D.txt" 2>/dev/null | tail -1 || true)
 	case "$verdict_line" in
 	"swaux: verdict: ok"*) ;;
 	"") bad="$bad no-perf-verdict" ;;
@@ -162,13 +163,22 @@ judge_x86() {
 # verdict_rc: 0 nothing found, 3 misplaced data, 1 the flow broke
 verdict_rc() {
 	[ -n "$bad" ] || return 0
-	case "$bad" in *no-perf-verdict*|*no-controller-summary*|*not-exercised*|*no-kselftest-result*|*no-perf.data*) return 1 ;; esac
+	case "$bad" in *no-perf-verdict*|*no-controller-summary*|*not-exercised*|*no-kselftest-result*|*no-perf.data*|*guest-broke*|*guest-exit*) return 1 ;; esac
 	return 3
 }
 
+# A kernel splat or a guest that never finished spoils every run of the boot
+# (make vm says so); that is a broken run, never a verdict on the data.
+vm_broke=""
+if grep -qE '^rig: vm: (kernel reported a problem|the guest did not finish|TIMEOUT)' "$R/vm.log.raw" "$R/vm.log" 2>/dev/null; then
+	vm_broke=" guest-broke(splat-or-timeout:see-${R#"$RIG_TOP"/}/vm.log)"
+fi
+
 if [ "$runs" = 1 ]; then
-	bad=""
-	[ $vm_rc = 0 ] || bad="$bad guest-exit=$vm_rc"
+	bad=$vm_broke
+	# x86_64: the guest's status is the flow's (the verdict is the host's);
+	# arm64: it is the kselftest's, judged from its TAP line.
+	[ "$arch" = arm64 ] || [ $vm_rc = 0 ] || bad="$bad guest-exit=$vm_rc"
 	judge_"${arch/x86_64/x86}" "$R"
 	rc=0
 	verdict_rc || rc=$?
@@ -183,14 +193,15 @@ fi
 # RUNS > 1: split the guest's output per iteration, judge each.
 echo
 echo "==== make run RUNS=$runs: $kind kernel, $arch ===="
-grep -h '^RUN: kernel' "$R/vm.log" | sed 's/^RUN: /kernel:     /'
-[ $vm_rc = 0 ] || echo "guest exit status $vm_rc"
+{ grep -h '^RUN: kernel' "$R/vm.log" || true; } | sed 's/^RUN: /kernel:     /'
+[ $vm_rc = 0 ] || echo "guest exit status $vm_rc (make vm: see ${R#"$RIG_TOP"/}/vm.log)"
 nok=0 nmis=0 nbroken=0
 for i in $(seq 1 "$runs"); do
 	d=$R/run-$i
 	mkdir -p "$d"
 	sed -n "/^RUN: iteration $i begin\$/,/^RUN: iteration $i end\$/p" "$R/vm.log" >"$d/vm.log"
-	bad=""
+	# Each run on its own evidence; a broken boot breaks them all.
+	bad=$vm_broke
 	judge_"${arch/x86_64/x86}" "$d"
 	rc=0
 	verdict_rc || rc=$?

@@ -36,13 +36,15 @@ build_in() {
 }
 
 share=${PERF_SHARE_ODIR:-}
+switched=0
 if [ -z "$src" ]; then
 	src=$TREE
 	tree_lock exclusive
 	bash "$RIG_TOP/rig/tree.sh"
+	switched=1
 fi
 [ -d "$src/tools/perf" ] || die "$src/tools/perf not found; run 'make tree' first"
-if [ -n "$share" ] && [ "${BASE:-0}" = 1 ] && [ "$src" = "$TREE" ]; then
+if [ -n "$share" ] && [ "${BASE:-0}" = 1 ] && [ $switched = 1 ]; then
 	# The base is built in the series' O dir (perf's objects in another O
 	# dir miss ccache: the generated headers' paths differ), the binary is
 	# copied out, and the series is rebuilt there: only the files the
@@ -50,6 +52,9 @@ if [ -n "$share" ] && [ "${BASE:-0}" = 1 ] && [ "$src" = "$TREE" ]; then
 	build_in "$share"
 	mkdir -p "$odir"
 	cp "$share/perf" "$odir/perf"
+	# Never leave the base binary where the series' is expected: if the
+	# rebuild below fails, build/perf/perf is missing and gets rebuilt.
+	rm -f "$share/perf"
 	BASE=0 bash "$RIG_TOP/rig/tree.sh"
 	build_in "$share"
 else

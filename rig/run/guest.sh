@@ -68,7 +68,15 @@ one() {
 		"enable sched:sched_process_fork" "enable sched:sched_process_exit"; do
 		echo "$cmd" >&8
 		# shellcheck disable=SC3045 # read -t: bash (x86_64 guest)
-		read -r -t 300 ack <&9 || { say "perf record did not answer '$cmd'"; cat "$d/record.log"; return 1; }
+		if ! read -r -t 300 ack <&9; then
+			say "perf record did not answer '$cmd'"
+			kill "$perf_pid" 2>/dev/null
+			wait "$perf_pid"
+			exec 8>&- 9>&-
+			cat "$d/record.log"
+			finish "perf record hung"
+			return 1
+		fi
 		[ "$ack" = ack ] || say "perf: $cmd: $ack"
 	done
 	"$flow" ctl /tmp/flow "$cpu" "$perf_pid" "$d/bufA.bin" >"$d/ctl.log" 2>&1

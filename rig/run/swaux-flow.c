@@ -406,7 +406,12 @@ static void auxbuf_scan(struct auxbuf *b, uint64_t t_redirect, FILE *fo,
 	s->bytes = __atomic_load_n(&b->up->aux_head, __ATOMIC_ACQUIRE);
 	if (s->bytes > b->up->aux_size)
 		die("AUX buffer wrapped (%lu bytes): make it bigger", (unsigned long)s->bytes);
-	for (off = 0; off + sizeof(struct swaux_record) <= s->bytes;
+	/*
+	 * The whole buffer, not [0, aux_head): a writer left programmed with
+	 * this buffer while its handle moved on writes at the other buffer's
+	 * offsets, possibly past aux_head. Never-written slots are zero.
+	 */
+	for (off = 0; off + sizeof(struct swaux_record) <= b->up->aux_size;
 	     off += sizeof(struct swaux_record)) {
 		struct swaux_record *r = (void *)(b->aux + off);
 
@@ -534,9 +539,10 @@ enum try_result { TRY_AGAIN, TRY_BUG, TRY_STOPPED };
 /*
  * How the transaction that writer-log entry @since opened on A (a B or an
  * O with buf_id A) went on, given the ioctl ran from @t0 to @t1: stopped
- * by perf (the first entry after t0 is S: what the fix does), or the child
- * wrote into A after t1 (the bug). If it ended otherwise first (switched
- * out: D, begin failed: E), nothing could show either way: try again.
+ * by perf during the ioctl (S, maybe after overflows: what the fix does),
+ * or the child went on with A after t1 (an overflow with A programmed, or
+ * a write into A: the bug). If it ended otherwise first (switched out: D,
+ * begin failed: E), nothing could show either way: try again.
  */
 static enum try_result judge_try(int cpu, unsigned long long since, uint64_t t0, uint64_t t1,
 				 struct auxbuf *a, uint32_t a_id, char *what, size_t len)
@@ -565,7 +571,19 @@ static enum try_result judge_try(int cpu, unsigned long long since, uint64_t t0,
 				return TRY_AGAIN;
 			}
 		}
-		if (i < n && e[i].kind == 'S') {
+		/*
+		 * Overflows during the ioctl are fine; once it has returned,
+		 * an overflow that keeps A programmed is the bug (the fixed
+		 * kernel stops the writer inside the ioctl, the base never
+		 * does), and so is a write into A.
+		 */
+		for (; i < n && e[i].kind == 'O'; i++) {
+			if (e[i].time > t1 && e[i].buf_id == a_id) {
+				snprintf(what, len, "went on: overflowed with A programmed after the ioctl");
+				return TRY_BUG;
+			}
+		}
+		if (i < n && e[i].kind == 'S' && e[i].time <= t1) {
 			snprintf(what, len, "was stopped by SET_OUTPUT (S)");
 			return TRY_STOPPED;
 		}
@@ -576,12 +594,10 @@ static enum try_result judge_try(int cpu, unsigned long long since, uint64_t t0,
 				 s.after);
 			return TRY_BUG;
 		}
-		for (; i < n; i++) {
-			if (e[i].kind != 'O') {
-				snprintf(what, len, "ended by %c after the ioctl, no late write",
-					 e[i].kind);
-				return TRY_AGAIN;
-			}
+		if (i < n) {
+			snprintf(what, len, "ended by %c (after the ioctl: %s), no late write",
+				 e[i].kind, e[i].time > t1 ? "yes" : "no");
+			return TRY_AGAIN;
 		}
 		auxbuf_drain(a);
 		usleep(1000);

@@ -27,7 +27,7 @@ make -s --no-print-directory -C "$RIG_TOP" kernel ARCH=x86_64 BASE=0
 # build/perf is brought back to the series. Rebuilt when the series changes.
 (
 	tree_lock exclusive
-	bash "$RIG_TOP/rig/tree.sh" >"$OUT/perf-noaio-build.log" 2>&1 ||
+	BASE=0 bash "$RIG_TOP/rig/tree.sh" >"$OUT/perf-noaio-build.log" 2>&1 ||
 		{ tail -20 "$OUT/perf-noaio-build.log" >&2; die "make tree failed"; }
 	series=$(git -C "$TREE" rev-parse series)
 	if [ "$(cat "$ODIR/.rig-series" 2>/dev/null)" != "$series" ] || [ ! -x "$ODIR/perf" ]; then
@@ -35,6 +35,11 @@ make -s --no-print-directory -C "$RIG_TOP" kernel ARCH=x86_64 BASE=0
 		G() { git -C "$TREE" -c user.name=rig -c user.email=rig@localhost "$@"; }
 		fix=$(G log --format=%H --fixed-strings --grep="$FIX_SUBJECT" -1 series)
 		[ -n "$fix" ] || die "the series has no commit \"$FIX_SUBJECT\""
+		rm -f "$ODIR/.rig-series"
+		# Whatever happens, build/linux goes back to the series and
+		# build/perf/perf is the series' or absent (then rebuilt).
+		trap 'G revert --abort >/dev/null 2>&1; G checkout -q -f series; [ -f "$BUILD/perf/.rig-ok" ] || rm -f "$BUILD/perf/perf"' EXIT
+		rm -f "$BUILD/perf/.rig-ok"
 		G checkout -q --detach series
 		G revert --no-edit "$fix" >/dev/null
 		rc=0
@@ -42,12 +47,14 @@ make -s --no-print-directory -C "$RIG_TOP" kernel ARCH=x86_64 BASE=0
 		if [ $rc = 0 ]; then
 			mkdir -p "$ODIR"
 			cp "$BUILD/perf/perf" "$ODIR/perf"
-			echo "$series" >"$ODIR/.rig-series"
 		fi
+		rm -f "$BUILD/perf/perf"
 		G checkout -q -f series
 		bash "$RIG_TOP/rig/perf/build.sh" "$BUILD/perf" "$TREE" >>"$OUT/perf-noaio-build.log" 2>&1 ||
 			{ tail -20 "$OUT/perf-noaio-build.log" >&2; die "rebuilding build/perf/perf (series) failed"; }
+		touch "$BUILD/perf/.rig-ok"
 		[ $rc = 0 ] || { tail -20 "$OUT/perf-noaio-build.log" >&2; die "building $ODIR/perf failed"; }
+		echo "$series" >"$ODIR/.rig-series"
 	fi
 )
 
