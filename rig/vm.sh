@@ -33,7 +33,7 @@ x86_64)
 		-device virtio-9p-pci,fsdev=root,mount_tag=/dev/root
 		-fsdev "local,id=out,path=$OUT,security_model=none,multidevs=remap"
 		-device virtio-9p-pci,fsdev=out,mount_tag=rigout
-		-append "console=ttyS0 loglevel=4 panic=-1 acpi=noirq root=/dev/root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144 ro init=$RIG_TOP/rig/guest/init rig.cmd=$V/cmd.sh rig.out=$OUT rig.dir=$RIG_TOP")
+		-append "console=ttyS0 loglevel=4 panic=-1 acpi=noirq kasan_multi_shot root=/dev/root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144 ro init=$RIG_TOP/rig/guest/init rig.cmd=$V/cmd.sh rig.out=$OUT rig.dir=$RIG_TOP")
 	;;
 arm64)
 	img=$O/arch/arm64/boot/Image
