@@ -38,7 +38,9 @@ make -s --no-print-directory -C "$RIG_TOP" kernel ARCH=x86_64 BASE=0
 		rm -f "$ODIR/.rig-series"
 		# Whatever happens, build/linux goes back to the series and
 		# build/perf/perf is the series' or absent (then rebuilt).
-		trap 'G revert --abort >/dev/null 2>&1; G checkout -q -f series; [ -f "$BUILD/perf/.rig-ok" ] || rm -f "$BUILD/perf/perf"' EXIT
+		# (set -e applies in the trap too: a revert --abort with no revert in
+		# progress must not become the subshell's status.)
+		trap 'G revert --abort >/dev/null 2>&1 || true; G checkout -q -f series; [ -f "$BUILD/perf/.rig-ok" ] || rm -f "$BUILD/perf/perf"' EXIT
 		rm -f "$BUILD/perf/.rig-ok"
 		G checkout -q --detach series
 		G revert --no-edit "$fix" >/dev/null

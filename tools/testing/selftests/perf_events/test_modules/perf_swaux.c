@@ -22,6 +22,15 @@
  * in the records, in debugfs (swaux/) and in /sys/module/perf_swaux/
  * parameters/mismatches.  Writes into a buffer whose AUX area perf core
  * already freed are dropped and counted as "dead_writes".
+ *
+ * Lifetime mode (module parameter "lifetime", default on with KASAN): each
+ * buffer also has driver state of its own (struct swaux_sink, standing for
+ * etm-perf's event data and a sink's buffer config) that ->free_aux()
+ * frees at once, while the writer keeps a raw pointer to it, as etm-perf
+ * does, and reads it before every write.  A write after ->free_aux() is
+ * then a use-after-free that KASAN reports, rather than a statistic.  The
+ * late access is a read, and the write itself is still refused through the
+ * refcounted struct swaux_buf, so a kernel without KASAN is not corrupted.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -58,6 +67,10 @@ static unsigned int overflow_bytes = 4096;
 module_param(overflow_bytes, uint, 0644);
 MODULE_PARM_DESC(overflow_bytes, "Bytes per transaction before an overflow (default 4096)");
 
+static bool lifetime = IS_ENABLED(CONFIG_KASAN);
+module_param(lifetime, bool, 0444);
+MODULE_PARM_DESC(lifetime, "Writer keeps a raw pointer to per-buffer state freed by ->free_aux() (default: on with KASAN)");
+
 /* Statistics, exported through debugfs and read-only module parameters */
 static atomic_t stat_mismatch;		/* writer buffer != handle buffer */
 static atomic_t stat_dead_writes;	/* writes into a freed AUX area */
@@ -83,6 +96,16 @@ MODULE_PARM_DESC(dead_writes, "Writes dropped because the buffer was already fre
 
 static atomic_t swaux_buf_ids = ATOMIC_INIT(0);
 
+/*
+ * Per-buffer driver state that lives exactly as long as perf core's AUX
+ * area, until ->free_aux(): what etm-perf's event data is to a CoreSight
+ * sink. Lifetime mode only.
+ */
+struct swaux_sink {
+	u32		id;		/* == swaux_buf::id */
+	unsigned long	size;
+};
+
 /* The sink buffer: rb->aux_priv */
 struct swaux_buf {
 	struct kref	ref;		/* perf core's (until ->free_aux) + writer's */
@@ -90,6 +113,7 @@ struct swaux_buf {
 	bool		dead;		/* ->free_aux() was called */
 	bool		snapshot;
 	u32		id;
+	struct swaux_sink *sink;	/* lifetime mode; freed by ->free_aux() */
 	u64		seq;		/* records written into it (under lock) */
 	int		cpu;
 	unsigned long	size;
@@ -121,6 +145,7 @@ struct swaux_writer {
 	struct perf_output_handle handle;
 	struct perf_event	*event;		/* owner of the open transaction */
 	struct swaux_buf	*buf;		/* programmed buffer */
+	struct swaux_sink	*sink;		/* buf->sink, not refcounted */
 	unsigned long		written;	/* bytes since perf_aux_output_begin() */
 	unsigned long		limit;		/* overflow point */
 	struct hrtimer		timer;
@@ -184,6 +209,13 @@ static void *swaux_setup_aux(struct perf_event *event, void **pages,
 	buf = kzalloc_node(struct_size(buf, pages, nr_pages), GFP_KERNEL, node);
 	if (!buf)
 		return NULL;
+	if (lifetime) {
+		buf->sink = kzalloc_node(sizeof(*buf->sink), GFP_KERNEL, node);
+		if (!buf->sink) {
+			kfree(buf);
+			return NULL;
+		}
+	}
 
 	kref_init(&buf->ref);
 	raw_spin_lock_init(&buf->lock);
@@ -193,6 +225,10 @@ static void *swaux_setup_aux(struct perf_event *event, void **pages,
 	buf->nr_pages = nr_pages;
 	buf->size = (unsigned long)nr_pages << PAGE_SHIFT;
 	memcpy(buf->pages, pages, nr_pages * sizeof(*pages));
+	if (buf->sink) {
+		buf->sink->id = buf->id;
+		buf->sink->size = buf->size;
+	}
 	atomic_inc(&stat_bufs);
 
 	return buf;
@@ -207,6 +243,10 @@ static void swaux_free_aux(void *data)
 	raw_spin_lock_irqsave(&buf->lock, flags);
 	buf->dead = true;
 	raw_spin_unlock_irqrestore(&buf->lock, flags);
+
+	/* Gone with the AUX area, whoever still points to it */
+	kfree(buf->sink);
+	buf->sink = NULL;
 
 	kref_put(&buf->ref, swaux_buf_release);
 }
@@ -235,6 +275,22 @@ static void swaux_check_handle(struct swaux_writer *w, u16 *flags,
 	}
 }
 
+/*
+ * Lifetime mode: read the per-buffer state through the raw pointer taken
+ * at ->start(), as a CoreSight sink reads its buffer config on every
+ * interrupt and at ->stop(). After ->free_aux() KASAN reports this read;
+ * the writes themselves are still refused through the refcounted buffer.
+ * Once the buffer is known dead, stop: one report per writer and buffer.
+ */
+static void swaux_touch_sink(struct swaux_writer *w)
+{
+	if (!w->sink)
+		return;
+	(void)READ_ONCE(w->sink->size);
+	if (READ_ONCE(w->buf->dead))
+		w->sink = NULL;
+}
+
 static void swaux_write_one(struct swaux_writer *w)
 {
 	struct perf_event *event = w->handle.event;
@@ -250,6 +306,8 @@ static void swaux_write_one(struct swaux_writer *w)
 		.writer_id	= w->event->id,
 	};
 	unsigned long off;
+
+	swaux_touch_sink(w);
 
 	rec.event_id = w->event->parent ? w->event->parent->id : w->event->id;
 	if (w->event->parent)
@@ -287,6 +345,7 @@ static void swaux_writer_release(struct swaux_writer *w)
 	WRITE_ONCE(w->buf_id, 0);
 	w->event = NULL;
 	w->buf = NULL;
+	w->sink = NULL;
 	w->written = 0;
 	if (buf)
 		kref_put(&buf->ref, swaux_buf_release);
@@ -298,6 +357,7 @@ static void swaux_end(struct swaux_writer *w, bool truncated)
 	struct perf_output_handle *handle = &w->handle;
 	unsigned long size = w->written;
 
+	swaux_touch_sink(w);
 	if (w->buf->snapshot)
 		handle->head += size;
 	if (truncated)
@@ -381,6 +441,7 @@ static void swaux_event_start(struct perf_event *event, int flags)
 	/* Program the hardware from the buffer begin returned. */
 	kref_get(&buf->ref);
 	w->buf = buf;
+	w->sink = buf->sink;
 	w->event = event;
 	w->written = 0;
 	WRITE_ONCE(w->event_id, event->id);
