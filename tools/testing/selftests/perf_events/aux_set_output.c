@@ -718,12 +718,13 @@ static int start_children(FIXTURE_DATA(redirect) *self, int n)
 }
 
 /*
- * Wait until a child's records show up in @b (its transaction is open).
+ * Wait until a child's records show up in @b (its transaction is open), or
+ * with @pid, records written while task @pid ran (swaux only).
  * Other PMUs: until @b, fresh, has data; only the children run on X.
  */
 static bool wait_child_records(FIXTURE_DATA(redirect) *self __maybe_unused,
 			       const FIXTURE_VARIANT(redirect) *variant,
-			       struct auxbuf *b, long timeout_ms)
+			       struct auxbuf *b, pid_t pid, long timeout_ms)
 {
 	double end = now_ms() + timeout_ms;
 	struct scan s;
@@ -733,8 +734,8 @@ static bool wait_child_records(FIXTURE_DATA(redirect) *self __maybe_unused,
 			if (auxbuf_written(b))
 				return true;
 		} else {
-			auxbuf_scan(b, 0, false, &s);
-			if (s.inherited)
+			auxbuf_scan(b, pid, false, &s);
+			if (pid ? s.from_pid : s.inherited)
 				return true;
 		}
 		if (!variant->snapshot)
@@ -835,7 +836,7 @@ TEST_F_TIMEOUT(redirect, switch_buffer, 15)
 	ASSERT_EQ(ioctl(self->p_fd, PERF_EVENT_IOC_SET_OUTPUT, A->fd), 0);
 	ASSERT_EQ(start_children(self, variant->children), 0);
 	consume_all(_metadata, self, variant);
-	ASSERT_TRUE(wait_child_records(self, variant, A, WAIT_MS))
+	ASSERT_TRUE(wait_child_records(self, variant, A, 0, WAIT_MS))
 		TH_LOG("children never wrote into A");
 
 	redirect_and_check(_metadata, self, variant, A, B);
@@ -848,7 +849,7 @@ TEST_F_TIMEOUT(redirect, repeated, 20)
 {
 	ASSERT_EQ(ioctl(self->p_fd, PERF_EVENT_IOC_SET_OUTPUT, self->buf[0].fd), 0);
 	ASSERT_EQ(start_children(self, variant->children), 0);
-	ASSERT_TRUE(wait_child_records(self, variant, &self->buf[0], WAIT_MS));
+	ASSERT_TRUE(wait_child_records(self, variant, &self->buf[0], 0, WAIT_MS));
 
 	for (int i = 0; i < 6; i++)
 		redirect_and_check(_metadata, self, variant, &self->buf[i % 2],
@@ -864,7 +865,7 @@ TEST_F_TIMEOUT(redirect, to_none, 15)
 
 	ASSERT_EQ(ioctl(self->p_fd, PERF_EVENT_IOC_SET_OUTPUT, A->fd), 0);
 	ASSERT_EQ(start_children(self, variant->children), 0);
-	ASSERT_TRUE(wait_child_records(self, variant, A, WAIT_MS));
+	ASSERT_TRUE(wait_child_records(self, variant, A, 0, WAIT_MS));
 
 	redirect_and_check(_metadata, self, variant, A, NULL);
 	redirect_and_check(_metadata, self, variant, A, B);
@@ -897,7 +898,7 @@ TEST_F_TIMEOUT(redirect, unmap_new, 15)
 
 	ASSERT_EQ(ioctl(self->p_fd, PERF_EVENT_IOC_SET_OUTPUT, A->fd), 0);
 	ASSERT_EQ(start_children(self, variant->children), 0);
-	ASSERT_TRUE(wait_child_records(self, variant, A, WAIT_MS));
+	ASSERT_TRUE(wait_child_records(self, variant, A, 0, WAIT_MS));
 
 	ASSERT_EQ(pthread_create(&th, NULL, unmap_thread, &u), 0);
 	atomic_store(&u.go, 1);
@@ -1068,10 +1069,10 @@ TEST_F_TIMEOUT(redirect, aux_records, 15)
 		SKIP(return, "snapshot mode: the records describe snapshots, not a stream");
 	ASSERT_EQ(ioctl(self->p_fd, PERF_EVENT_IOC_SET_OUTPUT, A->fd), 0);
 	ASSERT_EQ(start_children(self, variant->children), 0);
-	ASSERT_TRUE(wait_child_records(self, variant, A, WAIT_MS));
+	ASSERT_TRUE(wait_child_records(self, variant, A, 0, WAIT_MS));
 
 	ASSERT_EQ(ioctl(self->p_fd, PERF_EVENT_IOC_SET_OUTPUT, B->fd), 0);
-	ASSERT_TRUE(wait_child_records(self, variant, B, WAIT_MS));
+	ASSERT_TRUE(wait_child_records(self, variant, B, 0, WAIT_MS));
 	ASSERT_EQ(ioctl(self->p_fd, PERF_EVENT_IOC_SET_OUTPUT, A->fd), 0);
 	run_for(_metadata, self, variant, 100);
 	stop_children(self);
@@ -1094,7 +1095,7 @@ TEST_F_TIMEOUT(redirect, unmap_old, 15)
 
 	ASSERT_EQ(ioctl(self->p_fd, PERF_EVENT_IOC_SET_OUTPUT, A->fd), 0);
 	ASSERT_EQ(start_children(self, variant->children), 0);
-	ASSERT_TRUE(wait_child_records(self, variant, A, WAIT_MS));
+	ASSERT_TRUE(wait_child_records(self, variant, A, 0, WAIT_MS));
 
 	auxbuf_save(B);
 	ASSERT_EQ(ioctl(self->p_fd, PERF_EVENT_IOC_SET_OUTPUT, B->fd), 0);
@@ -1109,24 +1110,6 @@ TEST_F_TIMEOUT(redirect, unmap_old, 15)
 	}
 	stop_children(self);
 	check_module(_metadata, self);
-}
-
-/* Wait until records written while task @pid ran show up in @b (swaux) */
-static bool wait_pid_records(const FIXTURE_VARIANT(redirect) *variant,
-			     struct auxbuf *b, pid_t pid, long timeout_ms)
-{
-	double end = now_ms() + timeout_ms;
-	struct scan s;
-
-	do {
-		auxbuf_scan(b, pid, false, &s);
-		if (s.from_pid)
-			return true;
-		if (!variant->snapshot)
-			auxbuf_consume(b);
-		sleep_ms(5);
-	} while (now_ms() < end);
-	return false;
 }
 
 /*
@@ -1155,7 +1138,8 @@ TEST_F_TIMEOUT(redirect, p_active, 15)
 	ASSERT_GE(self->p_fd, 0) TH_LOG("P on R: %s", strerror(errno));
 	ASSERT_EQ(ioctl(self->p_fd, PERF_EVENT_IOC_SET_OUTPUT, A->fd), 0);
 	ASSERT_EQ(ioctl(self->p_fd, PERF_EVENT_IOC_ENABLE, 0), 0);
-	ASSERT_TRUE(wait_pid_records(variant, A, r, WAIT_MS)) TH_LOG("R never wrote into A");
+	ASSERT_TRUE(wait_child_records(self, variant, A, r, WAIT_MS))
+		TH_LOG("R never wrote into A");
 
 	auxbuf_save(B);
 	ASSERT_EQ(ioctl(self->p_fd, PERF_EVENT_IOC_SET_OUTPUT, B->fd), 0);
