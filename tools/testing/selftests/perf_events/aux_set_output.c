@@ -13,7 +13,10 @@
  * other than its handle's (mismatches) or writing into a freed buffer.
  *
  * The controller runs on another CPU than X, so that a child is running,
- * with an AUX transaction open, when the ioctl is issued.
+ * with an AUX transaction open, when the ioctl is issued. A redirect during
+ * which a child was switched out (and so restarted on any kernel) proves
+ * nothing either way: it is checked like any other and then repeated, up
+ * to TRIES times, until one ran with every child on its CPU throughout.
  *
  * Environment:
  *   AUX_SET_OUTPUT_PMU	the AUX PMU (default swaux). With another PMU the
@@ -319,6 +322,49 @@ static pid_t holder_spawn(void)
 		pause();
 }
 
+/*
+ * Context switches of tasks @pid[0..n-1] so far, voluntary or not
+ * (/proc/<pid>/status); -1 if one cannot be read.
+ *
+ * A tracing child that is switched out and in again ends its transaction
+ * and begins the next one on whatever buffer P has then, on any kernel: a
+ * redirect during which a child was switched says nothing about how the
+ * kernel treats a transaction that is open across SET_OUTPUT. The children
+ * are SCHED_FIFO, but the fair server (or RT throttling) still runs the
+ * CPU's starved kworkers now and then. The tests count the switches over
+ * each redirect and repeat a redirect that had one.
+ */
+static long task_switches(const pid_t *pid, int n)
+{
+	long sum = 0;
+
+	for (int i = 0; i < n; i++) {
+		char path[64], line[128];
+		long v;
+		FILE *f;
+		int got = 0;
+
+		snprintf(path, sizeof(path), "/proc/%d/status", pid[i]);
+		f = fopen(path, "r");
+		if (!f)
+			return -1;
+		while (fgets(line, sizeof(line), f)) {
+			if (sscanf(line, "voluntary_ctxt_switches: %ld", &v) == 1 ||
+			    sscanf(line, "nonvoluntary_ctxt_switches: %ld", &v) == 1) {
+				sum += v;
+				got++;
+			}
+		}
+		fclose(f);
+		if (got != 2)
+			return -1;
+	}
+	return sum;
+}
+
+/* Redirects tried until one ran with no child switched out throughout */
+#define TRIES		20
+
 static void sleep_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
@@ -508,10 +554,12 @@ static bool auxbuf_written(struct auxbuf *b)
  * it yields, and the children yield to each other only while sh->rotate is
  * set. The test turns rotation off before it redirects P, so the child
  * running then keeps running, with its transaction open, until the test
- * has seen what became of it: never switched out at a point the test
- * cannot choose (a time slice that ended between the ioctl and the child's
- * next overflow would hide the bug on a kernel that has it). Set before
- * moving to X, where an RT child may already spin.
+ * has seen what became of it: no time slice ends between the ioctl and the
+ * child's next overflow (that would hide the bug on a kernel that has it).
+ * The fair server still switches it out now and then to run a starved
+ * kworker: task_switches() tells the redirects that saw that, and they are
+ * repeated. SCHED_FIFO is set before moving to X, where an RT child may
+ * already spin.
  */
 static void child_loop(struct shared *sh, int cpu)
 {
@@ -791,15 +839,40 @@ static void redirect_check_data(struct __test_metadata *_metadata,
 		       (unsigned long long)to->head_saved, (unsigned long long)head);
 }
 
+/* The children's context switches so far, -1 if they cannot be read */
+static long children_switches(FIXTURE_DATA(redirect) *self)
+{
+	return task_switches(self->child, self->nr_children);
+}
+
+/*
+ * Whether no child was switched out since @before (children_switches()):
+ * the redirect that began then tested the kernel. Logs one that did not.
+ */
+static bool switch_free(struct __test_metadata *_metadata,
+			FIXTURE_DATA(redirect) *self, long before, const char *what)
+{
+	long now = children_switches(self);
+
+	if (before >= 0 && now == before)
+		return true;
+	TH_LOG("%s: child context switches during the redirect: %ld, inconclusive",
+	       what, before < 0 || now < 0 ? -1 : now - before);
+	return false;
+}
+
 /*
  * Redirect P from @from to @to (NULL: fd -1) with children tracing, then
  * check that @from is left alone and, if there is one, @to gets records.
+ * Returns whether no child was switched out meanwhile (switch_free()).
  */
-static void redirect_and_check(struct __test_metadata *_metadata,
+static bool redirect_and_check(struct __test_metadata *_metadata,
 			       FIXTURE_DATA(redirect) *self,
 			       const FIXTURE_VARIANT(redirect) *variant,
 			       struct auxbuf *from, struct auxbuf *to)
 {
+	long sw = children_switches(self);
+	bool clean;
 	struct scan s;
 
 	if (to)
@@ -810,10 +883,11 @@ static void redirect_and_check(struct __test_metadata *_metadata,
 	auxbuf_save(from);
 
 	run_for(_metadata, self, variant, 300);
+	clean = switch_free(_metadata, self, sw, to ? "SET_OUTPUT" : "SET_OUTPUT -1");
 
 	if (!pmu.swaux) {
 		redirect_check_data(_metadata, from, to);
-		return;
+		return clean;
 	}
 	auxbuf_scan(from, 0, true, &s);
 	EXPECT_FALSE(auxbuf_changed(from))
@@ -826,12 +900,14 @@ static void redirect_and_check(struct __test_metadata *_metadata,
 			       s.records, s.changed);
 		EXPECT_EQ(s.bad, 0) TH_LOG("%d mismatched records in the new buffer", s.bad);
 	}
+	return clean;
 }
 
 /* The scenario: P -> A, fork, P -> B while a child traces into A */
-TEST_F_TIMEOUT(redirect, switch_buffer, 15)
+TEST_F_TIMEOUT(redirect, switch_buffer, 20)
 {
-	struct auxbuf *A = &self->buf[0], *B = &self->buf[1];
+	struct auxbuf *A = &self->buf[0];
+	int i;
 
 	ASSERT_EQ(ioctl(self->p_fd, PERF_EVENT_IOC_SET_OUTPUT, A->fd), 0);
 	ASSERT_EQ(start_children(self, variant->children), 0);
@@ -839,36 +915,58 @@ TEST_F_TIMEOUT(redirect, switch_buffer, 15)
 	ASSERT_TRUE(wait_child_records(self, variant, A, 0, WAIT_MS))
 		TH_LOG("children never wrote into A");
 
-	redirect_and_check(_metadata, self, variant, A, B);
+	/* A -> B; if a child was switched out meanwhile, B -> A, ... */
+	for (i = 0; i < TRIES; i++)
+		if (redirect_and_check(_metadata, self, variant, &self->buf[i % 2],
+				       &self->buf[(i + 1) % 2]))
+			break;
+	EXPECT_LT(i, TRIES) TH_LOG("a child was switched out in each of %d redirects", TRIES);
 	stop_children(self);
 	check_module(_metadata, self);
 }
 
-/* A -> B -> A -> B ...: each time the old buffer must be left alone */
-TEST_F_TIMEOUT(redirect, repeated, 20)
+/*
+ * A -> B -> A -> B ...: each time the old buffer must be left alone. Six
+ * redirects, more if a child was switched out in each of them.
+ */
+TEST_F_TIMEOUT(redirect, repeated, 25)
 {
+	int i, clean = 0;
+
 	ASSERT_EQ(ioctl(self->p_fd, PERF_EVENT_IOC_SET_OUTPUT, self->buf[0].fd), 0);
 	ASSERT_EQ(start_children(self, variant->children), 0);
 	ASSERT_TRUE(wait_child_records(self, variant, &self->buf[0], 0, WAIT_MS));
 
-	for (int i = 0; i < 6; i++)
-		redirect_and_check(_metadata, self, variant, &self->buf[i % 2],
-				   &self->buf[(i + 1) % 2]);
+	for (i = 0; i < 6 || (!clean && i < 6 + TRIES); i++)
+		clean += redirect_and_check(_metadata, self, variant, &self->buf[i % 2],
+					    &self->buf[(i + 1) % 2]);
+	EXPECT_GT(clean, 0) TH_LOG("a child was switched out in each of %d redirects", i);
 	stop_children(self);
 	check_module(_metadata, self);
 }
 
-/* P -> A, fork, P -> nothing (fd -1), then P -> B */
-TEST_F_TIMEOUT(redirect, to_none, 15)
+/*
+ * P -> A, fork, P -> nothing (fd -1), then P -> B: the children, stopped
+ * for want of a buffer, go on in B. Again from B to A if a child was
+ * switched out meanwhile (which restarts it on any kernel).
+ */
+TEST_F_TIMEOUT(redirect, to_none, 30)
 {
-	struct auxbuf *A = &self->buf[0], *B = &self->buf[1];
+	struct auxbuf *A = &self->buf[0];
+	int i;
 
 	ASSERT_EQ(ioctl(self->p_fd, PERF_EVENT_IOC_SET_OUTPUT, A->fd), 0);
 	ASSERT_EQ(start_children(self, variant->children), 0);
 	ASSERT_TRUE(wait_child_records(self, variant, A, 0, WAIT_MS));
 
-	redirect_and_check(_metadata, self, variant, A, NULL);
-	redirect_and_check(_metadata, self, variant, A, B);
+	for (i = 0; i < TRIES; i++) {
+		struct auxbuf *from = &self->buf[i % 2], *to = &self->buf[(i + 1) % 2];
+		bool clean = redirect_and_check(_metadata, self, variant, from, NULL);
+
+		if (redirect_and_check(_metadata, self, variant, from, to) && clean)
+			break;
+	}
+	EXPECT_LT(i, TRIES) TH_LOG("a child was switched out in each of %d tries", TRIES);
 	stop_children(self);
 	check_module(_metadata, self);
 }
@@ -1088,26 +1186,47 @@ TEST_F_TIMEOUT(redirect, aux_records, 15)
  * the module's lifetime mode under KASAN, dead_writes otherwise; and
  * perf_mmap_close() would WARN about the AUX reference such a child holds.
  */
-TEST_F_TIMEOUT(redirect, unmap_old, 15)
+TEST_F_TIMEOUT(redirect, unmap_old, 25)
 {
-	struct auxbuf *A = &self->buf[0], *B = &self->buf[1];
+	struct auxbuf *A = &self->buf[0];
 	struct scan s;
+	int i;
 
 	ASSERT_EQ(ioctl(self->p_fd, PERF_EVENT_IOC_SET_OUTPUT, A->fd), 0);
 	ASSERT_EQ(start_children(self, variant->children), 0);
 	ASSERT_TRUE(wait_child_records(self, variant, A, 0, WAIT_MS));
 
-	auxbuf_save(B);
-	ASSERT_EQ(ioctl(self->p_fd, PERF_EVENT_IOC_SET_OUTPUT, B->fd), 0);
-	auxbuf_unmap(A);
-	run_for(_metadata, self, variant, 300);
+	/*
+	 * A -> B, A unmapped. If a child was switched out meanwhile, A is
+	 * opened afresh and B -> A, B unmapped, and so on.
+	 */
+	for (i = 0; i < TRIES; i++) {
+		int f = i % 2;
+		struct auxbuf *from = &self->buf[f], *to = &self->buf[!f];
+		long sw = children_switches(self);
+		bool clean;
 
-	if (pmu.swaux) {
-		auxbuf_scan(B, 0, true, &s);
-		EXPECT_GT(s.changed_inherited, 0) TH_LOG("no child record reached B");
-	} else {
-		EXPECT_TRUE(auxbuf_changed(B)) TH_LOG("no child data reached B");
+		auxbuf_save(to);
+		ASSERT_EQ(ioctl(self->p_fd, PERF_EVENT_IOC_SET_OUTPUT, to->fd), 0);
+		auxbuf_unmap(from);
+		run_for(_metadata, self, variant, 300);
+		clean = switch_free(_metadata, self, sw, "SET_OUTPUT and unmap");
+
+		if (pmu.swaux) {
+			auxbuf_scan(to, 0, true, &s);
+			EXPECT_GT(s.changed_inherited, 0)
+				TH_LOG("no child record reached the new buffer");
+		} else {
+			EXPECT_TRUE(auxbuf_changed(to))
+				TH_LOG("no child data reached the new buffer");
+		}
+		if (clean)
+			break;
+		auxbuf_close(from);
+		ASSERT_EQ(auxbuf_open(from, self->type, self->holder[f], self->cpu,
+				      variant->snapshot), 0);
 	}
+	EXPECT_LT(i, TRIES) TH_LOG("a child was switched out in each of %d tries", TRIES);
 	stop_children(self);
 	check_module(_metadata, self);
 }
@@ -1167,7 +1286,7 @@ TEST_F_TIMEOUT(redirect, p_active, 15)
 TEST(per_cpu_all)
 {
 	struct auxbuf a[MAX_CPUS] = {}, b[MAX_CPUS] = {};
-	int cpus[MAX_CPUS], p[MAX_CPUS], ncpus = 0, ctl, kmsg;
+	int cpus[MAX_CPUS], p[MAX_CPUS], ncpus = 0, ctl, kmsg, try;
 	long mism = read_param("mismatches"), dead = read_param("dead_writes");
 	struct shared *sh;
 	pid_t child[MAX_CPUS];
@@ -1235,27 +1354,46 @@ TEST(per_cpu_all)
 		ASSERT_GT(s.inherited, 0) TH_LOG("no child records in A on CPU %d", cpus[i]);
 	}
 
-	for (int i = 0; i < ncpus; i++) {
-		auxbuf_save(&b[i]);
-		ASSERT_EQ(ioctl(p[i], PERF_EVENT_IOC_SET_OUTPUT, b[i].fd), 0);
-		/* From here on nothing may write into a[i]. */
-		auxbuf_save(&a[i]);
+	/*
+	 * Every P from A_c to B_c; if a SCHED_FIFO child was switched out
+	 * meanwhile, from B_c back to A_c, and so on.
+	 */
+	for (try = 0; try < TRIES; try++) {
+		struct auxbuf *from = try % 2 ? b : a, *to = try % 2 ? a : b;
+		long sw = task_switches(child + 1, ncpus - 1);
+		bool clean;
+
+		for (int i = 0; i < ncpus; i++) {
+			auxbuf_save(&to[i]);
+			ASSERT_EQ(ioctl(p[i], PERF_EVENT_IOC_SET_OUTPUT, to[i].fd), 0);
+			/* From here on nothing may write into from[i]. */
+			auxbuf_save(&from[i]);
+		}
+		for (int t = 0; t < 30; t++) {
+			for (int i = 0; i < ncpus; i++)
+				auxbuf_consume(&to[i]);
+			sleep_ms(10);
+		}
+		clean = sw >= 0 && task_switches(child + 1, ncpus - 1) == sw;
+		for (int i = 0; i < ncpus; i++) {
+			auxbuf_scan(&from[i], 0, true, &s);
+			EXPECT_EQ(s.late, 0)
+				TH_LOG("CPU %d: %d records in the old buffer after SET_OUTPUT",
+				       cpus[i], s.late);
+			auxbuf_scan(&to[i], 0, true, &s);
+			if (cpus[i] != ctl)
+				EXPECT_GT(s.changed_inherited, 0)
+					TH_LOG("CPU %d: no child record reached the new buffer",
+					       cpus[i]);
+			EXPECT_EQ(s.bad, 0)
+				TH_LOG("CPU %d: %d mismatched records in the new buffer",
+				       cpus[i], s.bad);
+		}
+		if (clean)
+			break;
+		TH_LOG("a SCHED_FIFO child was switched out during the redirect, inconclusive");
 	}
-	for (int t = 0; t < 30; t++) {
-		for (int i = 0; i < ncpus; i++)
-			auxbuf_consume(&b[i]);
-		sleep_ms(10);
-	}
-	for (int i = 0; i < ncpus; i++) {
-		auxbuf_scan(&a[i], 0, true, &s);
-		EXPECT_EQ(s.late, 0) TH_LOG("CPU %d: %d records written into A after SET_OUTPUT",
-					    cpus[i], s.late);
-		auxbuf_scan(&b[i], 0, true, &s);
-		if (cpus[i] != ctl)
-			EXPECT_GT(s.changed_inherited, 0)
-				TH_LOG("CPU %d: no child record reached B", cpus[i]);
-		EXPECT_EQ(s.bad, 0) TH_LOG("CPU %d: %d mismatched records in B", cpus[i], s.bad);
-	}
+	EXPECT_LT(try, TRIES) TH_LOG("a child was switched out in each of %d redirects", TRIES);
 
 	atomic_store(&sh->stop, 1);
 	for (int i = 0; i < ncpus; i++)
