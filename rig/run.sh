@@ -56,7 +56,7 @@ else
 	# selftests/build.sh put perf_swaux.ko and aux_set_output into the payload.
 	P=$BUILD/payload-arm64/swaux-run
 	rm -rf "$P" && mkdir -p "$P"
-	cp rig/run/guest.sh "$P/"
+	cp rig/run/guest.sh rig/guest/quiet-cpu.sh "$P/"
 	cmd="sh /swaux-run/guest.sh - /selftests/perf_swaux.ko /selftests/aux_set_output /tmp/run $cpu $runs"
 fi
 

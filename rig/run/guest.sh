@@ -26,6 +26,9 @@ mount -t debugfs none /sys/kernel/debug 2>/dev/null
 say() { echo "RUN: $*"; }
 
 say "kernel $(uname -r) $(uname -m), $(grep -c ^processor /proc/cpuinfo) CPUs"
+# The kselftest flow: its SCHED_FIFO children on CPU X without unbound
+# kthreads preempting them (rig/guest/quiet-cpu.sh)
+[ "$perf" != - ] || say "$(sh "$(dirname "$0")/quiet-cpu.sh" "$cpu")"
 
 finish() {
 	say "module mismatches $(cat /sys/module/perf_swaux/parameters/mismatches) dead_writes $(cat /sys/module/perf_swaux/parameters/dead_writes)"

@@ -46,13 +46,14 @@ for t in aux_set_output mmap; do
 		die "$t builds with warnings"
 	fi
 done
-cp "$RIG_TOP/rig/selftests/guest.sh" "$DST/"
+cp "$RIG_TOP/rig/selftests/guest.sh" "$RIG_TOP/rig/guest/quiet-cpu.sh" "$DST/"
 
 if [ "$arch" = arm64 ]; then
 	P=$BUILD/payload-arm64/selftests
 	rm -rf "$P"
 	mkdir -p "$P"
-	cp "$DST/perf_swaux.ko" "$DST/aux_set_output" "$DST/mmap" "$DST/guest.sh" "$P/"
+	cp "$DST/perf_swaux.ko" "$DST/aux_set_output" "$DST/mmap" "$DST/guest.sh" \
+		"$DST/quiet-cpu.sh" "$P/"
 	info "payload: ${P#"$RIG_TOP"/}"
 fi
 info "built: $(cd "$DST" && echo perf_swaux.ko aux_set_output mmap)"

@@ -29,8 +29,11 @@ run() {
 }
 
 rc=0
-say "SELFTESTS: begin $(uname -r) cpus=$(grep -c ^processor /proc/cpuinfo)"
+ncpu=$(grep -c ^processor /proc/cpuinfo)
+say "SELFTESTS: begin $(uname -r) cpus=$ncpu"
 say "SELFTESTS: pmus $(ls /sys/bus/event_source/devices | tr '\n' ' ')"
+# aux_set_output's CPU X is the last online CPU
+say "SELFTESTS: $(sh "$dir/quiet-cpu.sh" $((ncpu - 1)))"
 rmmod perf_swaux 2>/dev/null
 # No perf_swaux.ko next to it: SKIP (4), never fail.
 mkdir -p /tmp/noswaux
