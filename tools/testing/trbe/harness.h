@@ -40,7 +40,9 @@
 
 static struct platform_driver *harness_platform_driver;
 static struct platform_device harness_pdev = { .name = "arm,trace-buffer-extension" };
+/* The random tests' default seed; SEED= (environment or argument) overrides it. */
 static unsigned long long harness_seed = 0x30736c213e4f11a3ULL;
+static unsigned long harness_random_steps = 3000;
 
 int platform_driver_register(struct platform_driver *drv)
 {
@@ -48,12 +50,50 @@ int platform_driver_register(struct platform_driver *drv)
 	return 0;
 }
 
-static void harness_seed_init(void)
+/*
+ * SEED=<n>, STEPS=<n>, CORE=base|fixed from the environment (TRBE_SEED
+ * is the old name of SEED); the arguments of main() override them.
+ */
+static bool harness_parse_setting(const char *name, const char *val)
 {
-	const char *s = getenv("TRBE_SEED");
+	char *end;
 
-	if (s && *s)
-		harness_seed = strtoull(s, NULL, 0);
+	if (!strcmp(name, "SEED") || !strcmp(name, "TRBE_SEED")) {
+		harness_seed = strtoull(val, &end, 0);
+		return *val && !*end;
+	}
+	if (!strcmp(name, "STEPS")) {
+		harness_random_steps = strtoul(val, &end, 0);
+		return *val && !*end && harness_random_steps;
+	}
+	if (!strcmp(name, "CORE") || !strcmp(name, "TRBE_CORE")) {
+		if (!strcmp(val, "base"))
+			harness_core = HARNESS_CORE_BASE;
+		else if (!strcmp(val, "fixed"))
+			harness_core = HARNESS_CORE_FIXED;
+		else
+			return false;
+		return true;
+	}
+	return false;
+}
+
+static bool harness_settings_from_env(void)
+{
+	static const char *const names[] = {
+		"TRBE_SEED", "SEED", "STEPS", "TRBE_CORE", "CORE",
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		const char *v = getenv(names[i]);
+
+		if (v && *v && !harness_parse_setting(names[i], v)) {
+			printf("# bad %s=%s\n", names[i], v);
+			return false;
+		}
+	}
+	return true;
 }
 
 /* Reset the models, set the errata of @cpus and probe the driver. */
@@ -90,6 +130,7 @@ static struct trbe_cpudata *cpudata_of(int cpu)
 	return per_cpu_ptr(harness_drvdata->cpudata, cpu);
 }
 
+/* The TRBE sink buffer of @rb (not for an ETF event's buffer). */
 static struct trbe_buf *buf_of(struct perf_buffer *rb)
 {
 	return ((struct etm_event_data *)rb->aux_priv)->snk_config;

@@ -7,6 +7,13 @@
  * (model/hw.c), a perf AUX ring buffer model (model/perf.c) and an
  * etm-perf model (model/etm.c). Every test runs in a forked child: a
  * crash, a sanitizer report or a timeout fails that test only.
+ *
+ *   trbe_test [CORE=base|fixed] [SEED=<n>] [STEPS=<n>] [test_name...]
+ *
+ * CORE selects the perf core model (model/perf.c): the 7.3 core, or the
+ * core with the series' SET_OUTPUT fix. SEED and STEPS set the seed and
+ * length of the random tests. Each may also come from the environment
+ * (TRBE_CORE and TRBE_SEED are accepted too); arguments win.
  */
 #include <errno.h>
 #include <signal.h>
@@ -25,19 +32,22 @@
 #include "tests/basic.c"
 #include "tests/errata.c"
 #include "tests/redirect.c"
+#include "tests/lifetime.c"
 #include "tests/random.c"
 
-/* Leaks of a test child do not matter; the models never free. */
+/* Leaks of a test child do not matter: the test process exits. */
 const char *__asan_default_options(void)
 {
 	return "detect_leaks=0";
 }
 
-#define TEST(name)	{ #name, name }
+#define TEST(name)		{ #name, name, false }
+#define RANDOM_TEST(name)	{ #name, name, true }
 
 static const struct harness_test {
 	const char *name;
 	bool (*fn)(void);
+	bool seeded;
 } tests[] = {
 	TEST(test_probe_reads_trbidr),
 	TEST(test_probe_rejects_unusable_trbe),
@@ -55,8 +65,12 @@ static const struct harness_test {
 	TEST(test_erratum_write_out_of_range),
 	TEST(test_set_output_redirect_overflow),
 	TEST(test_set_output_redirect_snapshot),
-	TEST(test_random_sequence),
-	TEST(test_random_sequence_redirect),
+	TEST(test_set_output_redirect_etf),
+	TEST(test_munmap_frees_aux),
+	TEST(test_munmap_stops_active_event),
+	TEST(test_failed_begin_use_after_free),
+	RANDOM_TEST(test_random_sequence),
+	RANDOM_TEST(test_random_sequence_redirect),
 };
 
 /* Sanitizer reports and other stderr output of a child, as diagnostics. */
@@ -125,17 +139,33 @@ static bool run_in_child(const struct harness_test *t)
 
 int main(int argc, char **argv)
 {
-	int run = 0, passed = 0, failed = 0;
+	int run = 0, passed = 0, failed = 0, a, nr_names = 0;
 	size_t i;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	harness_seed_init();
+	if (!harness_settings_from_env())
+		return 2;
+	for (a = 1; a < argc; a++) {
+		char *eq = strchr(argv[a], '=');
+
+		if (!eq) {
+			nr_names++;
+			continue;
+		}
+		*eq = '\0';
+		if (!harness_parse_setting(argv[a], eq + 1)) {
+			printf("# bad argument %s=%s\n", argv[a], eq + 1);
+			return 2;
+		}
+		argv[a] = NULL;
+	}
+	printf("# perf core model: %s\n", harness_core_names[harness_core]);
 	for (i = 0; i < ARRAY_SIZE(tests); i++) {
 		const struct harness_test *t = &tests[i];
-		int a, selected = argc < 2;
+		int selected = !nr_names;
 
 		for (a = 1; a < argc; a++)
-			if (!strcmp(argv[a], t->name))
+			if (argv[a] && !strcmp(argv[a], t->name))
 				selected = 1;
 		if (!selected)
 			continue;
@@ -145,6 +175,10 @@ int main(int argc, char **argv)
 			printf("ok %d - %s\n", run, t->name);
 		} else {
 			failed++;
+			if (t->seeded)
+				printf("# %s failed with SEED=0x%llx STEPS=%lu CORE=%s\n",
+				       t->name, harness_seed, harness_random_steps,
+				       harness_core_names[harness_core]);
 			printf("not ok %d - %s\n", run, t->name);
 		}
 	}

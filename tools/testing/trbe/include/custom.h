@@ -131,6 +131,7 @@ struct perf_event {
 	enum harness_event_state state;
 	bool pending_disable;
 	bool has_mmap;
+	bool sink_etf;		/* attr.config2 names an ETF sink */
 };
 
 /* perf AUX API: model/perf.c, after kernel/events/ring_buffer.c */

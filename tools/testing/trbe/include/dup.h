@@ -366,15 +366,44 @@ struct coresight_device {
 	int cpu;
 };
 
-/* drivers/hwtracing/coresight/coresight-priv.h (guard below) */
-enum etm_addr_type {
-	ETM_ADDR_TYPE_NONE,
-	ETM_ADDR_TYPE_SINGLE,
-	ETM_ADDR_TYPE_RANGE,
-	ETM_ADDR_TYPE_START,
-	ETM_ADDR_TYPE_STOP,
+#define CORESIGHT_UNLOCK	0xc5acce55
+#define sink_ops(csdev)		((csdev)->ops->sink_ops)
+
+/*
+ * What the real drivers/hwtracing/coresight/coresight-priv.h (included by
+ * coresight-etm-perf.h, for struct cs_buffers among others) needs beyond
+ * the above: include/linux/kconfig.h, mod_devicetable.h, amba/bus.h,
+ * device/bus.h, asm-generic/local.h and forward declarations.
+ */
+#define IS_ENABLED(option)	0
+struct mutex;
+struct fwnode_handle;
+struct coresight_connection;
+struct coresight_sysfs_link;
+
+struct device_type {
+	const char *name;
 };
 
-#define sink_ops(csdev)		((csdev)->ops->sink_ops)
+struct amba_id {
+	unsigned int		id;
+	unsigned int		mask;
+	void			*data;
+};
+
+struct amba_cs_uci_id {
+	unsigned int devarch;
+	unsigned int devarch_mask;
+	unsigned int devtype;
+	void *data;
+};
+
+typedef struct {
+	long counter;
+} atomic_long_t;
+
+typedef struct {
+	atomic_long_t a;
+} local_t;
 
 #endif /* __TRBE_TEST_DUP_H */

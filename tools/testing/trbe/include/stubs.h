@@ -58,6 +58,9 @@ static inline void kvm_disable_trbe(void)
  * at once.
  */
 #define dsb(opt)		do { } while (0)
+#define mb()			do { } while (0)
+#define __iomem
+#define writel_relaxed(v, addr)	do { (void)(v); (void)(addr); } while (0)
 #define tsb_csync()		do { } while (0)
 
 static inline void vunmap(const void *addr)

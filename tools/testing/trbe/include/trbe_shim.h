@@ -7,9 +7,6 @@
 #ifndef __TRBE_TEST_SHIM_H
 #define __TRBE_TEST_SHIM_H
 
-/* Preclude the real coresight-priv.h that coresight-etm-perf.h pulls in. */
-#define _CORESIGHT_PRIV_H
-
 #include "dup.h"
 #include "stubs.h"
 #include "custom.h"

@@ -8,6 +8,20 @@
  * per-CPU ctxt->event_data and the WARN in etm_event_stop() that checks
  * perf_get_aux(handle) == ctxt->event_data. etm_perf_sink_config() is
  * the real one, from coresight-etm-perf.h.
+ *
+ * Buffer lifetime: etm_free_aux() is what perf's __rb_free_aux() calls
+ * when the last reference to an AUX area goes (munmap, model/perf.c). It
+ * frees the sink buffer through the sink's free_buffer callback (for the
+ * TRBE, the driver's arm_trbe_free_buffer()), the paths and the event
+ * data, at once rather than from a work item, so that ASan reports any
+ * later access to them.
+ *
+ * A second sink, an ETF, stands for a cs_etm event whose config2 names
+ * a sink other than the per-CPU TRBE: its sink configuration is a
+ * struct cs_buffers from the real coresight-priv.h, allocated with
+ * exactly its size as tmc_alloc_etf_buffer() does. The ETF keeps the
+ * trace in its own SRAM, so enabling it programs nothing the models
+ * check; it only records that it is enabled.
  */
 
 struct etm_ctxt {
@@ -17,6 +31,83 @@ struct etm_ctxt {
 
 static struct etm_ctxt etm_ctxt_percpu[NR_CPUS];
 static struct coresight_device *percpu_sink[NR_CPUS];
+
+/* A path: the ETE of @cpu to @sink (the TRBE of that CPU, or the ETF). */
+struct harness_path {
+	struct coresight_path path;
+	struct coresight_device *sink;
+	int cpu;
+};
+
+static unsigned long etm_aux_freed;	/* etm_free_aux() calls */
+static unsigned long etf_enabled[NR_CPUS];
+
+static void *etf_alloc_buffer(struct coresight_device *csdev,
+			      struct perf_event *event, void **pages,
+			      int nr_pages, bool overwrite)
+{
+	/* tmc_alloc_etf_buffer() */
+	struct cs_buffers *buf = kzalloc_node(sizeof(struct cs_buffers),
+					      GFP_KERNEL, NUMA_NO_NODE);
+
+	if (!buf)
+		return NULL;
+	buf->snapshot = overwrite;
+	buf->nr_pages = nr_pages;
+	buf->data_pages = pages;
+	return buf;
+}
+
+static void etf_free_buffer(void *config)
+{
+	kfree(config);
+}
+
+static int etf_enable(struct coresight_device *csdev, enum cs_mode mode,
+		      struct coresight_path *path)
+{
+	struct cs_buffers *buf = etm_perf_sink_config(path->handle);
+
+	if (!buf)
+		return -EINVAL;
+	etf_enabled[harness_cpu]++;
+	return 0;
+}
+
+static int etf_disable(struct coresight_device *csdev)
+{
+	if (!etf_enabled[harness_cpu])
+		violation("cpu%d: ETF disabled, not enabled", harness_cpu);
+	else
+		etf_enabled[harness_cpu]--;
+	return 0;
+}
+
+static unsigned long etf_update_buffer(struct coresight_device *csdev,
+				       struct perf_output_handle *handle,
+				       void *sink_config)
+{
+	/* The model's ETE writes nothing the ETF would keep. */
+	return 0;
+}
+
+static const struct coresight_ops_sink etf_sink_ops = {
+	.enable		= etf_enable,
+	.disable	= etf_disable,
+	.alloc_buffer	= etf_alloc_buffer,
+	.free_buffer	= etf_free_buffer,
+	.update_buffer	= etf_update_buffer,
+};
+
+static const struct coresight_ops etf_ops = {
+	.sink_ops	= &etf_sink_ops,
+};
+
+static struct coresight_device etf_csdev = {
+	.type		= CORESIGHT_DEV_TYPE_SINK,
+	.ops		= &etf_ops,
+	.cpu		= -1,
+};
 
 struct coresight_device *coresight_register(struct coresight_desc *desc)
 {
@@ -57,26 +148,25 @@ static struct coresight_path *etm_event_get_ctxt_path(struct etm_ctxt *ctxt)
 	return etm_event_cpu_path(event_data, smp_processor_id());
 }
 
-/* A path is source (the ETE) -> sink (the TRBE of the same CPU). */
 static int path_cpu(struct coresight_path *path)
 {
-	return (int)path->trace_id;
+	return container_of(path, struct harness_path, path)->cpu;
 }
 
-static struct coresight_device *coresight_get_sink(struct coresight_path *path)
+/* Declared by coresight-priv.h, as the following two. */
+struct coresight_device *coresight_get_sink(struct coresight_path *path)
 {
-	return percpu_sink[path_cpu(path)];
+	return container_of(path, struct harness_path, path)->sink;
 }
 
-static int coresight_enable_path(struct coresight_path *path,
-				 enum cs_mode mode)
+int coresight_enable_path(struct coresight_path *path, enum cs_mode mode)
 {
 	struct coresight_device *sink = coresight_get_sink(path);
 
 	return sink_ops(sink)->enable(sink, mode, path);
 }
 
-static void coresight_disable_path(struct coresight_path *path)
+void coresight_disable_path(struct coresight_path *path)
 {
 	struct coresight_device *sink = coresight_get_sink(path);
 
@@ -84,7 +174,7 @@ static void coresight_disable_path(struct coresight_path *path)
 }
 
 /* etm4_enable_perf(): the ETE allows tracing at EL0 and EL1 through TRFCR. */
-static int coresight_enable_source(struct coresight_path *path)
+static int etm_model_enable_source(struct coresight_path *path)
 {
 	struct trbe_hw *t = &hw[path_cpu(path)];
 
@@ -93,7 +183,7 @@ static int coresight_enable_source(struct coresight_path *path)
 	return 0;
 }
 
-static void coresight_disable_source(struct coresight_path *path)
+static void etm_model_disable_source(struct coresight_path *path)
 {
 	hw[path_cpu(path)].source_enabled = false;
 }
@@ -107,24 +197,50 @@ static void *etm_setup_aux(struct perf_event *event, void **pages,
 
 	event_data->path = calloc(NR_CPUS, sizeof(*event_data->path));
 	for (cpu = 0; cpu < NR_CPUS; cpu++) {
-		struct coresight_path *path;
+		struct harness_path *hp;
 
 		if (!percpu_sink[cpu])
 			continue;
 		if (event->cpu != -1 && event->cpu != cpu)
 			continue;
-		path = calloc(1, sizeof(*path));
-		path->trace_id = cpu;
-		*per_cpu_ptr(event_data->path, cpu) = path;
+		hp = calloc(1, sizeof(*hp));
+		hp->cpu = cpu;
+		hp->path.trace_id = cpu;
+		hp->sink = event->sink_etf ? &etf_csdev : percpu_sink[cpu];
+		*per_cpu_ptr(event_data->path, cpu) = &hp->path;
 		cpumask_set_cpu(cpu, &event_data->mask);
 		if (!sink)
-			sink = percpu_sink[cpu];
+			sink = hp->sink;
 	}
 	if (sink)
 		event_data->snk_config =
 			sink_ops(sink)->alloc_buffer(sink, event, pages,
 						     nr_pages, overwrite);
 	return event_data;
+}
+
+/* etm_free_aux() and free_event_data(), synchronously. */
+static void etm_free_aux(void *data)
+{
+	struct etm_event_data *event_data = data;
+	struct coresight_device *sink;
+	int cpu;
+
+	etm_aux_freed++;
+	/* free_sink_buffer() */
+	if (event_data->snk_config) {
+		cpu = cpumask_next(-1, &event_data->mask);
+		if (!WARN_ON(cpu >= NR_CPUS)) {
+			sink = coresight_get_sink(etm_event_cpu_path(event_data,
+								     cpu));
+			sink_ops(sink)->free_buffer(event_data->snk_config);
+		}
+	}
+	for_each_cpu(cpu, &event_data->mask)
+		free(container_of(etm_event_cpu_path(event_data, cpu),
+				  struct harness_path, path));
+	free(event_data->path);
+	free(event_data);
 }
 
 static void etm_event_start(struct perf_event *event, int flags)
@@ -154,7 +270,7 @@ static void etm_event_start(struct perf_event *event, int flags)
 		goto fail_end_stop;
 
 	/* Finally enable the tracer */
-	if (coresight_enable_source(path))
+	if (etm_model_enable_source(path))
 		goto fail_disable_path;
 
 out:
@@ -216,7 +332,7 @@ static void etm_event_stop(struct perf_event *event, int mode)
 	sink = coresight_get_sink(path);
 
 	/* stop tracer */
-	coresight_disable_source(path);
+	etm_model_disable_source(path);
 
 	/* tell the core */
 	event->hw.state = PERF_HES_STOPPED;

@@ -11,9 +11,24 @@
  * aux_head (or takes it from the handle in overwrite mode), emits the
  * PERF_RECORD_AUX and disables the event on TRUNCATED.
  *
- * PERF_EVENT_IOC_SET_OUTPUT is modelled after ring_buffer_attach(): it
- * stops the event itself (perf_event_stop(event, 0)) and swaps event->rb;
- * inherited children are left alone, as in the kernel.
+ * PERF_EVENT_IOC_SET_OUTPUT comes in two models of the perf core, chosen
+ * per run (harness_core, trbe_test --core=base|fixed):
+ * - base: 7.3's perf_event_set_output() and ring_buffer_attach(): it
+ *   stops the event itself (perf_event_stop(event, 0)) and swaps
+ *   event->rb; inherited children are left alone with their transaction
+ *   open on the old buffer;
+ * - fixed: the series' perf/core patch ("Restart inherited AUX events
+ *   when SET_OUTPUT changes buffer"): detach the old rb and stop the
+ *   children, attach the new rb, then stop the event and its children
+ *   with restart, so that each begins its next transaction on the new
+ *   buffer (or stays stopped if there is none).
+ *
+ * Buffer lifetime, the same in both: munmap() of an AUX area
+ * (perf_model_munmap_aux(), after perf_mmap_close()) stops the AUX events
+ * writing into it, perf_pmu_output_stop(), which for inherited events
+ * looks at the parent's *current* rb, then drops the mapping's reference;
+ * the last reference frees the AUX pages and, through etm_free_aux(), the
+ * sink buffer (arm_trbe_free_buffer()) and the event data.
  *
  * Model checks: every PERF_RECORD_AUX may only cover bytes the hardware
  * model wrote or the driver padded with ETE_IGNORE_PACKET.
@@ -50,6 +65,7 @@ struct perf_buffer {
 	unsigned long			wakeups;
 	u64				last_flags;
 	unsigned long			last_size;
+	bool				aux_freed;
 };
 
 static struct perf_event *events[HARNESS_MAX_EVENTS];
@@ -59,6 +75,13 @@ static int nr_rbs;
 static unsigned long irq_rebinds;	/* begin() in IRQ bound another rb */
 static unsigned long harness_step;
 
+enum harness_core {
+	HARNESS_CORE_BASE,		/* 7.3 perf core */
+	HARNESS_CORE_FIXED,		/* with the series' SET_OUTPUT fix */
+};
+static enum harness_core harness_core;
+static const char *const harness_core_names[] = { "base", "fixed" };
+
 /* etm-perf model */
 static void *etm_setup_aux(struct perf_event *event, void **pages,
 			   int nr_pages, bool overwrite);
@@ -66,6 +89,7 @@ static int etm_event_add(struct perf_event *event, int mode);
 static void etm_event_del(struct perf_event *event, int mode);
 static void etm_event_start(struct perf_event *event, int flags);
 static void etm_event_stop(struct perf_event *event, int mode);
+static void etm_free_aux(void *data);
 
 static inline unsigned long perf_aux_size(struct perf_buffer *rb)
 {
@@ -93,9 +117,25 @@ static void ring_buffer_put(struct perf_buffer *rb)
 	rb->refcount--;
 }
 
+/* __rb_free_aux(): the PMU's buffer, then the AUX pages. */
+static void __rb_free_aux(struct perf_buffer *rb)
+{
+	if (rb->aux_priv) {
+		etm_free_aux(rb->aux_priv);
+		rb->aux_priv = NULL;
+	}
+	free(rb->aux_pages);
+	rb->aux_pages = NULL;
+	free(rb->mem);
+	rb->mem = NULL;
+	rb->aux_nr_pages = 0;
+	rb->aux_freed = true;
+}
+
 static void rb_free_aux(struct perf_buffer *rb)
 {
-	rb->aux_refcount--;
+	if (!--rb->aux_refcount)
+		__rb_free_aux(rb);
 }
 
 static void perf_event_disable_inatomic(struct perf_event *event)
@@ -118,6 +158,11 @@ static void perf_model_check_report(struct perf_buffer *rb,
 {
 	unsigned long i, bufsize = perf_aux_size(rb);
 
+	if (!bufsize) {
+		violation("rb %s: PERF_RECORD_AUX for a freed AUX area",
+			  rb->name);
+		return;
+	}
 	for (i = 0; i < size; i++) {
 		u8 b = rb->mem[(start + i) % bufsize];
 
@@ -396,6 +441,8 @@ static struct perf_buffer *rb_for_addr(unsigned long addr)
 	for (i = 0; i < nr_rbs; i++) {
 		unsigned long start = (unsigned long)rbs[i]->mem;
 
+		if (!start)
+			continue;
 		if (addr >= start && addr < start + perf_aux_size(rbs[i]))
 			return rbs[i];
 	}
@@ -528,29 +575,88 @@ static void perf_event_stop(struct perf_event *e, int restart)
 	harness_cpu = saved;
 }
 
-/*
- * ioctl(event, PERF_EVENT_IOC_SET_OUTPUT, output): perf_event_set_output()
- * and ring_buffer_attach(). Only @event is stopped; its children keep
- * their open transaction.
- */
-static int perf_model_set_output(struct perf_event *event,
-				 struct perf_event *output)
+/* ring_buffer_attach(): stop the event itself, then swap its rb. */
+static void ring_buffer_attach(struct perf_event *event, struct perf_buffer *rb)
 {
-	struct perf_buffer *rb;
-
-	if (event == output || output->cpu != event->cpu || event->has_mmap)
-		return -EINVAL;
-	rb = ring_buffer_get(output);
-	if (!rb)
-		return -EINVAL;
-
-	WARN_ON_ONCE(event->parent);
 	/* has_aux(event): cs_etm is an AUX PMU */
 	perf_event_stop(event, 0);
 	if (event->rb)
 		ring_buffer_put(event->rb);
 	event->rb = rb;
+}
+
+static void perf_event_stop_children(struct perf_event *event, int restart)
+{
+	int i;
+
+	for (i = 0; i < nr_events; i++)
+		if (events[i]->parent == event)
+			perf_event_stop(events[i], restart);
+}
+
+/*
+ * ioctl(event, PERF_EVENT_IOC_SET_OUTPUT, output), output NULL for fd -1:
+ * perf_event_set_output(). The base core only stops @event; its children
+ * keep their open transaction. The fixed core stops the children on the
+ * old buffer and restarts them (and @event) on the new one.
+ */
+static int perf_model_set_output(struct perf_event *event,
+				 struct perf_event *output)
+{
+	struct perf_buffer *rb = NULL;
+
+	WARN_ON_ONCE(event->parent);
+	if (output && (event == output || output->cpu != event->cpu))
+		return -EINVAL;
+	if (event->has_mmap)
+		return -EINVAL;
+	if (output) {
+		rb = ring_buffer_get(output);
+		if (!rb)
+			return -EINVAL;
+	}
+
+	if (harness_core == HARNESS_CORE_BASE) {
+		ring_buffer_attach(event, rb);
+		return 0;
+	}
+
+	if (event->rb) {
+		ring_buffer_attach(event, NULL);
+		perf_event_stop_children(event, 0);
+	}
+	ring_buffer_attach(event, rb);
+	/* perf_event_restart_aux() */
+	perf_event_stop(event, 1);
+	perf_event_stop_children(event, 1);
 	return 0;
+}
+
+/*
+ * perf_pmu_output_stop(): stop every active AUX event whose output
+ * event (the parent, for an inherited one) is on @rb right now.
+ */
+static void perf_pmu_output_stop(struct perf_buffer *rb)
+{
+	int i;
+
+	for (i = 0; i < nr_events; i++) {
+		struct perf_event *e = events[i];
+		struct perf_event *parent = e->parent ?: e;
+
+		if (parent->rb == rb)
+			perf_event_stop(e, 0);
+	}
+}
+
+/* munmap() of @rb's AUX area by its owner: perf_mmap_close(). */
+static void perf_model_munmap_aux(struct perf_buffer *rb)
+{
+	if (!rb->aux_mmap_count || --rb->aux_mmap_count)
+		return;
+	perf_pmu_output_stop(rb);
+	rb_free_aux(rb);
+	WARN_ON_ONCE(rb->aux_refcount);
 }
 
 /* Userspace consumes up to @max bytes of AUX data and moves aux_tail. */

@@ -8,6 +8,12 @@
  * running), then C's TRBE fills its window and raises the IRQ:
  * perf_aux_output_begin() in trbe_handle_overflow() follows C->parent
  * and binds the handle to B, which has never been enabled on this CPU.
+ *
+ * That is the base perf core (CORE=base). With the fixed core
+ * (CORE=fixed) SET_OUTPUT stops C on A and restarts it on B, so no
+ * overflow ever begins on another buffer: the same tests then check that
+ * C's data up to the redirect is reported in A and that C goes on
+ * tracing into B, with no IRQ rebind at all.
  */
 
 struct redirect_fixture {
@@ -34,6 +40,22 @@ static void redirect_fixture(struct redirect_fixture *f, int cpu)
 	__redirect_fixture(f, cpu, false);
 }
 
+/* Fixed core: SET_OUTPUT moved C from A, ended at @a_bytes, to B. */
+static bool restarted_on_b(struct redirect_fixture *f, unsigned long a_head)
+{
+	ASSERT_EQ(f->c->state, HARNESS_EVENT_ACTIVE);
+	ASSERT_EQ(f->a->aux_head, a_head);
+	ASSERT_TRUE(!buf_of(f->a)->cpudata);
+	ASSERT_TRUE(ctxt_of(TCPU)->handle.rb == f->b);
+	ASSERT_TRUE(ctxt_of(TCPU)->handle.event == f->c);
+	ASSERT_TRUE(buf_of(f->b)->cpudata == cpudata_of(TCPU));
+	ASSERT_TRUE(cpudata_of(TCPU)->buf == buf_of(f->b));
+	ASSERT_TRUE(hw_enabled(TCPU));
+	ASSERT_EQ(reg_base(TCPU), f->b->mem);
+	ASSERT_CLEAN();
+	return true;
+}
+
 static bool test_set_output_redirect_overflow(void)
 {
 	struct redirect_fixture f;
@@ -50,6 +72,20 @@ static bool test_set_output_redirect_overflow(void)
 	/* redirect the parent while the child's transaction is on A */
 	ASSERT_EQ(perf_model_set_output(f.p, f.ob), 0);
 	ASSERT_TRUE(f.p->rb == f.b);
+	if (harness_core == HARNESS_CORE_FIXED) {
+		ASSERT_TRUE(restarted_on_b(&f, 5000));
+		ASSERT_EQ(f.a->bytes_reported, 5000);
+		emit(TCPU, 6 * PAGE_SIZE);
+		ASSERT_CLEAN();
+		ASSERT_EQ(irq_rebinds, 0);
+		ASSERT_EQ(f.b->bytes_reported, 4 * PAGE_SIZE);
+		ASSERT_EQ(reg_base(TCPU), f.b->mem);
+		ev_sched_out(f.c);
+		ASSERT_CLEAN();
+		ASSERT_EQ(f.a->bytes_reported + f.b->bytes_reported,
+			  hw[TCPU].bytes_stored);
+		return true;
+	}
 	ASSERT_TRUE(ctxt_of(TCPU)->handle.rb == f.a);
 	ASSERT_TRUE(!buf_of(f.b)->cpudata);
 	ASSERT_CLEAN();
@@ -108,6 +144,17 @@ static bool test_set_output_redirect_snapshot(void)
 	emit(TCPU, 3000);
 	ASSERT_EQ(perf_model_set_output(f.p, f.ob), 0);
 	ASSERT_CLEAN();
+	if (harness_core == HARNESS_CORE_FIXED) {
+		ASSERT_TRUE(restarted_on_b(&f, 3000));
+		ASSERT_EQ(reg_limit(TCPU), f.b->mem + 8 * PAGE_SIZE);
+		emit(TCPU, 10 * PAGE_SIZE);
+		ev_sched_out(f.c);
+		ASSERT_CLEAN();
+		ASSERT_EQ(irq_rebinds, 0);
+		ASSERT_EQ(f.a->aux_head, 3000);
+		ASSERT_EQ(f.b->aux_head, 10 * PAGE_SIZE);
+		return true;
+	}
 
 	emit(TCPU, 8 * PAGE_SIZE + 1000);
 	printf("# survived the overflow: %lu IRQ rebind(s)\n", irq_rebinds);
@@ -129,5 +176,82 @@ static bool test_set_output_redirect_snapshot(void)
 	ev_sched_out(f.c);
 	ASSERT_CLEAN();
 	ASSERT_EQ(f.b->aux_head, 10 * PAGE_SIZE);
+	return true;
+}
+
+/*
+ * The same redirect into the buffer of a cs_etm event E whose sink is an
+ * ETF (attr.config2): E's sink configuration is a struct cs_buffers, 48
+ * bytes, C's a struct trbe_buf, 64 bytes. perf_event_set_output() only
+ * checks that both events are cs_etm. With the base core, C's next
+ * overflow begins on E's buffer and the 7.3 driver reads the cs_buffers
+ * as a trbe_buf (ASan: heap-buffer-overflow); a driver that checks the
+ * buffer begin returned ends that transaction truncated instead. With
+ * the fixed core C is restarted on E at once and traces into the ETF.
+ */
+static bool test_set_output_redirect_etf(void)
+{
+	struct perf_event *oe;
+	struct perf_buffer *e;
+	struct redirect_fixture f;
+
+	ASSERT_TRUE(harness_setup());
+	redirect_fixture(&f, TCPU);
+	oe = ev_create("E-owner", TCPU, NULL);
+	oe->sink_etf = true;
+	e = rb_create("E", oe, 8, false, 0);
+	oe->state = HARNESS_EVENT_OFF;
+	ASSERT_TRUE(ev_sched_in(f.c));
+	ASSERT_CLEAN();
+	emit(TCPU, 5000);
+
+	ASSERT_EQ(perf_model_set_output(f.p, oe), 0);
+	ASSERT_TRUE(f.p->rb == e);
+	ASSERT_CLEAN();
+	if (harness_core == HARNESS_CORE_FIXED) {
+		/* C ended on A and is now tracing through E's ETF path */
+		ASSERT_EQ(f.a->aux_head, 5000);
+		ASSERT_EQ(f.c->state, HARNESS_EVENT_ACTIVE);
+		ASSERT_TRUE(ctxt_of(TCPU)->handle.rb == e);
+		ASSERT_TRUE(ctxt_of(TCPU)->event_data == e->aux_priv);
+		ASSERT_EQ(etf_enabled[TCPU], 1);
+		ASSERT_FALSE(hw_enabled(TCPU));
+		ASSERT_TRUE(!cpudata_of(TCPU)->buf);
+	} else {
+		ASSERT_TRUE(ctxt_of(TCPU)->handle.rb == f.a);
+	}
+
+	printf("# C fills its window; the overflow IRQ begins a new transaction\n");
+	emit(TCPU, 4 * PAGE_SIZE);
+	printf("# survived the overflow: %lu IRQ rebind(s)\n", irq_rebinds);
+	ASSERT_CLEAN();
+	if (harness_core == HARNESS_CORE_BASE) {
+		ASSERT_EQ(irq_rebinds, 1);
+		ASSERT_EQ(f.a->bytes_reported, 4 * PAGE_SIZE);
+		/* the transaction on E ended truncated, the TRBE off */
+		ASSERT_EQ(e->bytes_reported, 0);
+		ASSERT_EQ(e->nr_truncated, 1);
+		ASSERT_FALSE(hw_enabled(TCPU));
+		ASSERT_EQ(f.c->state, HARNESS_EVENT_OFF);
+		ASSERT_TRUE(!ctxt_of(TCPU)->event_data);
+		ASSERT_TRUE(!buf_of(f.a)->cpudata);
+		ASSERT_TRUE(!cpudata_of(TCPU)->buf);
+		ASSERT_EQ(etf_enabled[TCPU], 0);
+		/* re-enabled, C starts on E's ETF path */
+		ev_enable(f.p);
+		ASSERT_TRUE(ev_sched_in(f.c));
+		ASSERT_EQ(etf_enabled[TCPU], 1);
+		ASSERT_FALSE(hw_enabled(TCPU));
+		emit(TCPU, PAGE_SIZE);
+		ASSERT_CLEAN();
+	} else {
+		ASSERT_EQ(irq_rebinds, 0);
+		ASSERT_EQ(f.a->aux_head, 5000);
+	}
+	ev_sched_out(f.c);
+	ASSERT_CLEAN();
+	ASSERT_EQ(etf_enabled[TCPU], 0);
+	ASSERT_FALSE(hw_enabled(TCPU));
+	ASSERT_EQ(f.a->bytes_reported, hw[TCPU].bytes_stored);
 	return true;
 }
