@@ -1,83 +1,123 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# trbe-ab: the TRBE harness on the base must fail exactly the tests listed in
-# rig/trbe/expected-base-failures, and on the series every test must pass.
-# KSRC_BASE / KSRC_SERIES (kernel trees with the overlay) replace `make tree`.
+# trbe-ab: run the TRBE harness for the four (driver, perf core model)
+# pairs, base/series driver x CORE=base/fixed, and check each against
+# rig/trbe/expected-base-failures: exactly the listed tests fail, each for
+# its listed reason, and the series side (series driver, fixed core)
+# passes every test. KSRC_BASE / KSRC_SERIES (kernel trees with the
+# overlay) replace `make tree`.
 # shellcheck source=rig/lib.sh
 . "$(dirname "$0")/../lib.sh"
 stage "trbe-ab"
 
 expected=$RIG_TOP/rig/trbe/expected-base-failures
 mk() { make --no-print-directory -C "$RIG_TOP" "$@"; }
+log_of() { echo "$OUT/trbe/$1-driver+$2-core.log"; }
+pairs="base:base base:fixed series:base series:fixed"
 # Never compare against the logs of an earlier run.
-rm -f "$OUT/trbe/base.log" "$OUT/trbe/series.log"
+for p in $pairs; do rm -f "$(log_of "${p%:*}" "${p#*:}")"; done
 
 if [ -n "${KSRC_BASE:-}" ]; then
-	mk trbe-test KSRC="$KSRC_BASE" BASE=1 || true
+	mk trbe-test KSRC="$KSRC_BASE" BASE=1 CORE=both || true
 else
-	mk trbe-test BASE=1 || true
+	mk trbe-test BASE=1 CORE=both || true
 fi
 if [ -n "${KSRC_SERIES:-}" ]; then
-	mk trbe-test KSRC="$KSRC_SERIES" || true
+	mk trbe-test KSRC="$KSRC_SERIES" CORE=both || true
 else
-	mk trbe-test || true
+	mk trbe-test CORE=both || true
 fi
 
 summary() { grep -E '^[0-9]+ tests run, [0-9]+ passed, [0-9]+ failed\.$' "$1" || true; }
 failures() { sed -n 's/^not ok [0-9]* - //p' "$1" | sort; }
 tests_of() { sed -n 's/^\(not \)\{0,1\}ok [0-9]* - //p' "$1" | sort; }
-
-bad=0
-for kind in base series; do
-	log=$OUT/trbe/$kind.log
-	[ -f "$log" ] || die "no $log: 'make trbe-test${kind/base/ BASE=1}' did not run the harness"
-	if [ -z "$(summary "$log")" ]; then
-		echo "trbe-ab: $kind: no summary line in $log (harness crashed or did not build)"
-		bad=1
-	fi
-done
-[ "$bad" = 0 ] || die "see out/trbe/{base,series}.log"
-
-want=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$expected" | sort)
-got_base=$(failures "$OUT/trbe/base.log")
-got_series=$(failures "$OUT/trbe/series.log")
-
-echo "trbe-ab: base:   $(summary "$OUT/trbe/base.log")"
-echo "trbe-ab: series: $(summary "$OUT/trbe/series.log")"
-if [ "$(tests_of "$OUT/trbe/base.log")" != "$(tests_of "$OUT/trbe/series.log")" ]; then
-	echo "trbe-ab: BAD: base and series ran different test lists"
-	bad=1
-fi
-for t in $(tests_of "$OUT/trbe/series.log"); do
-	a=pass; b=pass; w=pass
-	grep -qx "$t" <<<"$got_base" && a=FAIL
-	grep -qx "$t" <<<"$got_series" && b=FAIL
-	grep -qx "$t" <<<"$want" && w=FAIL
-	if [ "$a" = "$w" ] && [ "$b" = pass ]; then v=ok; else v=BAD; bad=1; fi
-	printf 'trbe-ab: %-36s base=%-4s (want %-4s) series=%-4s (want pass) %s\n' \
-		"$t" "$a" "$w" "$b" "$v"
-done
+# The expected failures of a pair, one test per line.
+want_of() {
+	sed -e 's/#.*//' "$expected" |
+		awk -v d="$1" -v c="$2" '$1 == d && $2 == c { print $3 }' | sort
+}
+# The reason (an ERE) listed for a failure of a pair.
+reason_of() {
+	sed -e '/^[[:space:]]*#/d' "$expected" |
+		awk -v d="$1" -v c="$2" -v t="$3" '$1 == d && $2 == c && $3 == t {
+			sub(/^[[:space:]]*[^[:space:]]+[[:space:]]+[^[:space:]]+[[:space:]]+[^[:space:]]+[[:space:]]+/, "")
+			print; exit }'
+}
 # The diagnostics a test printed (the lines before its ok/not ok line).
 block() {
 	awk -v t="$2" '/^(not )?ok [0-9]+ - / { if ($NF == t) { printf "%s", b; exit } b = ""; next }
 		{ b = b $0 "\n" }' "$1"
 }
-for t in $want; do
-	grep -qx "$t" <<<"$(tests_of "$OUT/trbe/series.log")" ||
-		{ echo "trbe-ab: BAD: expected base failure $t is not a test of the harness"; bad=1; continue; }
-	# It must fail for the right reason: the IRQ rebind happened, then a
-	# caught crash, a WARN or a broken invariant.
-	b=$(block "$OUT/trbe/base.log" "$t")
-	if grep -q 'rebinds the handle' <<<"$b" &&
-	   grep -qE 'runtime error|AddressSanitizer|killed by signal|VIOLATION|WARNING' <<<"$b"; then
-		echo "trbe-ab: $t on base: $(grep -m1 'rebinds the handle' <<<"$b" | sed 's/^# //')"
-		echo "trbe-ab: $t on base: $(grep -m1 -E 'runtime error|AddressSanitizer|killed by signal|VIOLATION|WARNING' <<<"$b" | sed 's/^# //')"
-	else
-		echo "trbe-ab: BAD: $t failed on base without the IRQ rebind and a crash or broken invariant"
+
+bad=0
+for p in $pairs; do
+	log=$(log_of "${p%:*}" "${p#*:}")
+	[ -f "$log" ] || die "no $log: the harness did not run (see the output above)"
+	if [ -z "$(summary "$log")" ]; then
+		echo "trbe-ab: ${p%:*} driver, ${p#*:} core: no summary line in $log (harness crashed or did not build)"
 		bad=1
 	fi
 done
+[ "$bad" = 0 ] || die "see out/trbe/*-driver+*-core.log"
+
+# Every line of the expectations names a known pair and has a reason.
+while read -r d c t r; do
+	case "$d:$c" in
+	series:fixed)
+		echo "trbe-ab: BAD: $expected lists $t for the series side (series driver, fixed core)"
+		bad=1 ;;
+	base:base|base:fixed|series:base) ;;
+	*)
+		echo "trbe-ab: BAD: $expected: unknown pair '$d $c'"
+		bad=1 ;;
+	esac
+	[ -n "$r" ] || { echo "trbe-ab: BAD: $expected: no reason for $d $c $t"; bad=1; }
+done < <(sed -e '/^[[:space:]]*#/d' -e '/^[[:space:]]*$/d' "$expected")
+
+all=$(tests_of "$(log_of series fixed)")
+for p in $pairs; do
+	d=${p%:*} c=${p#*:}
+	log=$(log_of "$d" "$c")
+	echo "trbe-ab: $d driver + $c core: $(summary "$log")"
+	if [ "$(tests_of "$log")" != "$all" ]; then
+		echo "trbe-ab: BAD: $d driver + $c core ran another test list than series driver + fixed core"
+		bad=1
+	fi
+done
+printf 'trbe-ab: %-36s %-12s %-12s %-12s %-12s\n' "test (got/want)" \
+	"base+base" "base+fixed" "series+base" "series+fixed"
+for t in $all; do
+	line=$(printf 'trbe-ab: %-36s' "$t")
+	for p in $pairs; do
+		d=${p%:*} c=${p#*:}
+		got=pass; want=pass
+		grep -qxF "$t" <<<"$(failures "$(log_of "$d" "$c")")" && got=FAIL
+		grep -qxF "$t" <<<"$(want_of "$d" "$c")" && want=FAIL
+		v=$got/$want
+		[ "$got" = "$want" ] || { v="$v!"; bad=1; }
+		line="$line $(printf '%-12s' "$v")"
+	done
+	echo "$line"
+done
+# Each expected failure must fail for its reason.
+for p in base:base base:fixed series:base; do
+	d=${p%:*} c=${p#*:}
+	for t in $(want_of "$d" "$c"); do
+		grep -qxF "$t" <<<"$all" ||
+			{ echo "trbe-ab: BAD: expected failure $t is not a test of the harness"; bad=1; continue; }
+		reason=$(reason_of "$d" "$c" "$t")
+		b=$(block "$(log_of "$d" "$c")" "$t")
+		if hit=$(grep -m1 -E -- "$reason" <<<"$b"); then
+			echo "trbe-ab: $t ($d driver, $c core): ${hit#\# }"
+		else
+			echo "trbe-ab: BAD: $t ($d driver, $c core) failed without '$reason'"
+			bad=1
+		fi
+	done
+done
 if [ "$bad" != 0 ]; then
-	die "A/B mismatch: compare out/trbe/{base,series}.log with rig/trbe/expected-base-failures; any other base failure is a harness bug"
+	die "A/B mismatch: compare out/trbe/*-driver+*-core.log with rig/trbe/expected-base-failures; any other failure is a harness bug"
 fi
-echo "trbe-ab: base fails exactly $(wc -w <<<"$want") expected test(s), series passes all"
+echo "trbe-ab: base (base driver, base core) fails exactly $(want_of base base | wc -l) expected test(s)," \
+	"the series (series driver, fixed core) passes all $(wc -l <<<"$all");" \
+	"base driver + fixed core fails $(want_of base fixed | wc -l), series driver + base core fails $(want_of series base | wc -l), as expected"

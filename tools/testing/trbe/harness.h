@@ -51,8 +51,9 @@ int platform_driver_register(struct platform_driver *drv)
 }
 
 /*
- * SEED=<n>, STEPS=<n>, CORE=base|fixed from the environment (TRBE_SEED
- * is the old name of SEED); the arguments of main() override them.
+ * SEED=<n>, STEPS=<n> and TRBE_CORE=base|fixed from the environment
+ * (TRBE_SEED is the old name of SEED; CORE= only as an argument, as make
+ * exports its own CORE); the arguments of main() override them.
  */
 static bool harness_parse_setting(const char *name, const char *val)
 {
@@ -81,7 +82,7 @@ static bool harness_parse_setting(const char *name, const char *val)
 static bool harness_settings_from_env(void)
 {
 	static const char *const names[] = {
-		"TRBE_SEED", "SEED", "STEPS", "TRBE_CORE", "CORE",
+		"TRBE_SEED", "SEED", "STEPS", "TRBE_CORE",
 	};
 	size_t i;
 

@@ -12,8 +12,8 @@
  *
  * CORE selects the perf core model (model/perf.c): the 7.3 core, or the
  * core with the series' SET_OUTPUT fix. SEED and STEPS set the seed and
- * length of the random tests. Each may also come from the environment
- * (TRBE_CORE and TRBE_SEED are accepted too); arguments win.
+ * length of the random tests. SEED and STEPS may also come from the
+ * environment, CORE as TRBE_CORE; arguments win.
  */
 #include <errno.h>
 #include <signal.h>
