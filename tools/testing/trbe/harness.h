@@ -37,6 +37,7 @@
 #define ERRATUM_OVERWRITE_FILL_MODE	BIT(0)
 #define ERRATUM_WRITE_OUT_OF_RANGE	BIT(1)
 #define ERRATUM_TRBE_IS_BROKEN		BIT(2)
+#define HARNESS_ALL_CPUS		(BIT(NR_CPUS) - 1)
 
 static struct platform_driver *harness_platform_driver;
 static struct platform_device harness_pdev = { .name = "arm,trace-buffer-extension" };

@@ -372,10 +372,9 @@ struct coresight_device {
 /*
  * What the real drivers/hwtracing/coresight/coresight-priv.h (included by
  * coresight-etm-perf.h, for struct cs_buffers among others) needs beyond
- * the above: include/linux/kconfig.h, mod_devicetable.h, amba/bus.h,
+ * the above: mod_devicetable.h, amba/bus.h,
  * device/bus.h, asm-generic/local.h and forward declarations.
  */
-#define IS_ENABLED(option)	0
 struct mutex;
 struct fwnode_handle;
 struct coresight_connection;

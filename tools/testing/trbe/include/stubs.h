@@ -19,6 +19,8 @@
 #define MODULE_LICENSE(x)
 #define of_match_ptr(ptr)	(ptr)
 #define ACPI_PTR(ptr)		NULL
+/* include/linux/kconfig.h: no option of coresight-priv.h is set. */
+#define IS_ENABLED(option)	0
 
 #define GFP_KERNEL		0
 #define NUMA_NO_NODE		(-1)
@@ -58,6 +60,7 @@ static inline void kvm_disable_trbe(void)
  * at once.
  */
 #define dsb(opt)		do { } while (0)
+/* mb(): as above, nothing to order in the model */
 #define mb()			do { } while (0)
 #define __iomem
 #define writel_relaxed(v, addr)	do { (void)(v); (void)(addr); } while (0)

@@ -47,8 +47,8 @@ static void *etf_alloc_buffer(struct coresight_device *csdev,
 			      int nr_pages, bool overwrite)
 {
 	/* tmc_alloc_etf_buffer() */
-	struct cs_buffers *buf = kzalloc_node(sizeof(struct cs_buffers),
-					      GFP_KERNEL, NUMA_NO_NODE);
+	struct cs_buffers *buf = kzalloc_node(sizeof(*buf), GFP_KERNEL,
+					      NUMA_NO_NODE);
 
 	if (!buf)
 		return NULL;

@@ -79,6 +79,7 @@ enum harness_core {
 	HARNESS_CORE_BASE,		/* 7.3 perf core */
 	HARNESS_CORE_FIXED,		/* with the series' SET_OUTPUT fix */
 };
+
 static enum harness_core harness_core;
 static const char *const harness_core_names[] = { "base", "fixed" };
 

@@ -53,7 +53,7 @@ static bool random_sequence(bool redirect)
 	       harness_core_names[harness_core],
 	       redirect ? "with SET_OUTPUT redirects" : "no redirects",
 	       snapshot ? "snapshot" : "normal", errata);
-	ASSERT_TRUE(harness_setup_errata(errata, BIT(NR_CPUS) - 1));
+	ASSERT_TRUE(harness_setup_errata(errata, HARNESS_ALL_CPUS));
 	redirect_fixture(&f, ccpu);
 	d = ev_create("D", dcpu, NULL);
 	drb = rb_create("D", d, 4 << rnd_below(2), snapshot, 0);
