@@ -1,13 +1,15 @@
 # SPDX-License-Identifier: GPL-2.0
 # perf_events selftests against the perf_swaux software AUX PMU (issue 4).
 #
-#   make selftests ARCH=x86_64|arm64 [BASE=1]   build kernel, module, tests; run them in the VM
+#   make selftests ARCH=x86_64|arm64 [BASE=1] [RUNS=N]   build kernel, module, tests; run
+#        them in the VM in kselftest's form (RUNS=N: aux_set_output N times on one boot,
+#        a per-test count of failures in out/selftests-ARCH/repeat.txt)
 #   make selftests-ab [AB_ARCHES="x86_64 arm64"] scenario fails on the base, all pass with the series
 #   make kernel-ab       selftests-ab and make run on both kernels (make check)
 
 .PHONY: selftests selftests-ab kernel-ab
 
-EXTRA_HELP += '  make selftests ARCH=... [BASE=1]  perf_swaux.ko + perf_events selftests in the VM (out/selftests-ARCH)' \
+EXTRA_HELP += '  make selftests ARCH=... [BASE=1] [RUNS=N]  perf_events kselftests + perf_swaux.ko in the VM (out/selftests-ARCH); RUNS: aux_set_output N times' \
 	'  make selftests-ab         SET_OUTPUT tests fail on the base, all pass with the series' \
 	'  make kernel-ab            selftests-ab + make run: misplaced AUX data on the base only'
 

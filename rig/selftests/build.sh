@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# make selftests (build half): perf_swaux.ko against build/kbuild-$ARCH and the
-# perf_events selftests (aux_set_output, mmap) from build/linux, into
-# build/selftests-$ARCH/ (x86_64: run in place by the guest) and, for arm64,
-# static binaries + the .ko copied into build/payload-arm64/selftests/.
+# make selftests (build half): the perf_events kselftests of build/linux built
+# by their own Makefile (make -C tools/testing/selftests TARGETS=perf_events,
+# test_modules/perf_swaux.ko against build/kbuild-$ARCH; x86_64 in the tree,
+# arm64 static into out/kselftest-arm64 and installed into the payload);
+# copies of aux_set_output, mmap and perf_swaux.ko, guest.sh and ksft.sh (how
+# the guest runs the kselftest form) into build/selftests-$ARCH/ and, for
+# arm64, build/payload-arm64/selftests/.
 . "$(dirname "$0")/../lib.sh"
 arch=${1:-x86_64}
 arch_check "$arch"
@@ -15,45 +18,73 @@ DST=$BUILD/selftests-$arch
 [ -f "$O/Module.symvers" ] || die "no kernel build in ${O#"$RIG_TOP"/}: run 'make kernel ARCH=$arch' first"
 [ -f "$SRC/aux_set_output.c" ] || die "no aux_set_output.c in ${SRC#"$RIG_TOP"/}: run 'make tree' first"
 
+# The directory's settings must cover every test's declared timeout:
+# kselftest's runner kills the whole program at the settings timeout.
+declared=$(awk -f "$RIG_TOP/rig/selftests/timeouts.awk" "$SRC/aux_set_output.c")
+allowed=$(sed -n 's/^timeout=//p' "$SRC/settings")
+[ "${declared:-0}" -gt 0 ] && [ "${allowed:-0}" -ge "$declared" ] ||
+	die "aux_set_output declares ${declared:-?} s of test timeouts, perf_events/settings allows ${allowed:-?} s"
+info "aux_set_output: declared timeouts ${declared} s, settings timeout ${allowed} s"
+
 rm -rf "$DST"
-mkdir -p "$DST/module"
-cp "$SRC"/test_modules/*.[ch] "$SRC/test_modules/Makefile" "$DST/module/"
+mkdir -p "$DST" "$OUT"
+# The kselftest's own build (tools/testing/selftests/Makefile, lib.mk), the
+# module (TEST_GEN_MODS_DIR test_modules/) against the kernel build in KDIR.
+#   x86_64: in the source tree, as `make -C tools/testing/selftests
+#           TARGETS=perf_events run_tests` builds; the guest (the host's root,
+#           read-only) runs that very command: everything is up to date, and
+#           aux_set_output finds test_modules/perf_swaux.ko next to it.
+#   arm64:  O=out/kselftest-arm64, static, `make install` into the payload;
+#           the busybox guest (no make) runs run_kselftest.sh -c perf_events.
+S=$TREE/tools/testing/selftests
+KS=$OUT/kselftest-$arch
+P=$BUILD/payload-arm64/selftests
+rm -rf "$KS" "$P"
+# Another arch's or kernel's programs and module objects must never look
+# up to date: start from the sources.
+git -C "$TREE" clean -q -fdx -- tools/testing/selftests/perf_events
 # shellcheck disable=SC2207
 KARGS=($(kmake_args "$arch"))
-info "building perf_swaux.ko against ${O#"$RIG_TOP"/} (log: out/selftests-$arch-build.log)"
-mkdir -p "$OUT"
-# One small file: a few seconds of CPU, below the cpu.lock threshold.
-if ! make -C "$O" "${KARGS[@]}" CC="$(kcc "$arch")" M="$DST/module" W=1 modules \
-	>"$OUT/selftests-$arch-build.log" 2>&1; then
-	tail -30 "$OUT/selftests-$arch-build.log" >&2
-	die "module build failed: see out/selftests-$arch-build.log"
-fi
-if grep -q 'warning:' "$OUT/selftests-$arch-build.log"; then
-	grep 'warning:' "$OUT/selftests-$arch-build.log" >&2
-	die "perf_swaux.ko builds with warnings: fix the module"
-fi
-cp "$DST/module/perf_swaux.ko" "$DST/"
-
+KSFT=(make -C "$S" TARGETS=perf_events KDIR="$O" W=1 USERCFLAGS=-Werror "${KARGS[@]}")
 case "$arch" in
-x86_64) CC=(gcc) ;;
-arm64) CC=(aarch64-linux-gnu-gcc -static) ;;
+x86_64)
+	goal=(all)
+	K=$S/perf_events ;;
+arm64)
+	KSFT+=(O="$KS" USERLDFLAGS=-static)
+	goal=(install INSTALL_PATH="$P/kselftest")
+	K=$KS/kselftest/perf_events ;;
 esac
-for t in aux_set_output mmap; do
-	"${CC[@]}" -Wall -O2 -I"$SRC/.." -Wl,-no-as-needed -o "$DST/$t" "$SRC/$t.c" -lpthread \
-		2>"$DST/$t.cc.log" || { cat "$DST/$t.cc.log" >&2; die "building $t failed"; }
-	if [ -s "$DST/$t.cc.log" ]; then
-		cat "$DST/$t.cc.log" >&2
-		die "$t builds with warnings"
-	fi
-done
+log=$OUT/selftests-$arch-build.log
+info "make -C tools/testing/selftests TARGETS=perf_events KDIR=${O#"$RIG_TOP"/} ${goal[0]} (log: ${log#"$RIG_TOP"/})"
+# Five small programs and one module: seconds of CPU, no cpu.lock.
+if ! "${KSFT[@]}" "${goal[@]}" >"$log" 2>&1; then
+	tail -30 "$log" >&2
+	die "kselftest build failed: see ${log#"$RIG_TOP"/}"
+fi
+if grep -q 'warning:' "$log"; then
+	grep 'warning:' "$log" >&2
+	die "perf_events selftests or perf_swaux.ko build with warnings"
+fi
+M=$S/perf_events/test_modules
+[ -f "$M/perf_swaux.ko" ] || die "no perf_swaux.ko after the kselftest build (KDIR=$O)"
+cp "$M/perf_swaux.ko" "$K/aux_set_output" "$K/mmap" "$DST/"
 cp "$RIG_TOP/rig/selftests/guest.sh" "$RIG_TOP/rig/guest/quiet-cpu.sh" "$DST/"
+# How the guest runs the perf_events kselftests in their upstream form, and
+# where aux_set_output is for RUNS > 1.
+case "$arch" in
+x86_64)
+	printf 'exec make -C %s TARGETS=perf_events run_tests\n' "$S" >"$DST/ksft.sh"
+	echo "$K" >"$DST/ksft.dir" ;;
+arm64)
+	printf 'cd /selftests/kselftest && exec ./run_kselftest.sh -c perf_events\n' >"$DST/ksft.sh"
+	echo /selftests/kselftest/perf_events >"$DST/ksft.dir" ;;
+esac
 
 if [ "$arch" = arm64 ]; then
-	P=$BUILD/payload-arm64/selftests
-	rm -rf "$P"
 	mkdir -p "$P"
 	cp "$DST/perf_swaux.ko" "$DST/aux_set_output" "$DST/mmap" "$DST/guest.sh" \
-		"$DST/quiet-cpu.sh" "$P/"
-	info "payload: ${P#"$RIG_TOP"/}"
+		"$DST/quiet-cpu.sh" "$DST/ksft.sh" "$DST/ksft.dir" "$P/"
+	info "payload: ${P#"$RIG_TOP"/} (kselftest install in ${P#"$RIG_TOP"/}/kselftest)"
 fi
 info "built: $(cd "$DST" && echo perf_swaux.ko aux_set_output mmap)"

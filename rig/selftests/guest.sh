@@ -1,12 +1,21 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # Runs inside the guest (busybox sh on arm64): checks that aux_set_output
-# skips when it finds no perf_swaux.ko next to it, runs it (it loads and
-# unloads the module itself), then loads the module for the mmap test.
+# skips when it finds no perf_swaux.ko next to it, runs the perf_events
+# kselftests through kselftest's own runner (DIR/ksft.sh; aux_set_output
+# loads and unloads the module itself), then loads the module for the mmap
+# test's aux variants.
 # Every output line is prefixed with the program's name; "SELFTESTS: result
 # <prog> <exit status>" lines summarise. Exit 0 iff all passed.
-dir=${1:?usage: guest.sh DIR [RESULTS_FILE]}
+#
+# RUNS > 1: aux_set_output (from the kselftest directory, so it loads its
+# module as in the runner) runs RUNS - 1 more times on this boot; its lines
+# are prefixed "aux_set_output-rN: " and "SELFTESTS: result aux_set_output-rN
+# <status>" ends each.
+dir=${1:?usage: guest.sh DIR [RESULTS_FILE] [RUNS]}
 res=${2:-}
+[ "$res" != - ] || res=
+runs=${3:-1}
 mkdir -p /tmp
 mount -t debugfs none /sys/kernel/debug 2>/dev/null
 [ -n "$res" ] && : >"$res"
@@ -28,6 +37,12 @@ run() {
 	return $st
 }
 
+# The programs of the perf_events kselftest (its Makefile's TEST_GEN_PROGS)
+# that must pass here. Two upstream ones run but cannot pass in these TCG
+# guests: remove_on_exec opens PERF_TYPE_HARDWARE events (x86_64 TCG has no
+# PMU) and sigtrap_threads' signal_stress tests outlast the harness' 30 s.
+KSFT_PROGS="watermark_signal mmap aux_set_output"
+KSFT_OTHER="sigtrap_threads remove_on_exec"
 rc=0
 ncpu=$(grep -c ^processor /proc/cpuinfo)
 say "SELFTESTS: begin $(uname -r) cpus=$ncpu"
@@ -41,13 +56,74 @@ cp "$dir/aux_set_output" /tmp/noswaux/
 run noswaux /tmp/noswaux/aux_set_output
 [ "$st" = 4 ] || { say "SELFTESTS: aux_set_output without the module exited $st, want 4"; rc=1; }
 
-# aux_set_output loads perf_swaux.ko from its directory and unloads it.
-run aux_set_output "$dir/aux_set_output" || rc=1
+# The perf_events kselftests in their upstream form (ksft.sh: x86_64 `make
+# -C tools/testing/selftests TARGETS=perf_events run_tests`, arm64 the
+# installed run_kselftest.sh -c perf_events); aux_set_output loads
+# perf_swaux.ko from its directory's test_modules/ and unloads it. The
+# runner's nested TAP ("# ...") becomes "<prog>: ..." lines, and each
+# "ok N selftests: perf_events: <prog>" a "SELFTESTS: result <prog> <status>".
+# Append mode: the runner writes each program's output through its own
+# open of /dev/stdout (its $logfile), which must not be overwritten.
+: >/tmp/ksft.log
+sh "$dir/ksft.sh" >>/tmp/ksft.log 2>&1
+ksft_rc=$?
+awk '
+/^# selftests: perf_events: / { prog = $NF; next }
+/^(not )?ok [0-9]+ selftests: perf_events: / {
+	st = 0
+	if ($1 == "not")
+		st = 1
+	if (match($0, /# exit=[0-9]+/))
+		st = substr($0, RSTART + 7, RLENGTH - 7)
+	else if ($0 ~ /# TIMEOUT/)
+		st = 124
+	else if ($0 ~ /# SKIP/)
+		st = 4
+	name = ($1 == "not") ? $6 : $5
+	print "SELFTESTS: result " name " " st
+	prog = ""
+	next
+}
+prog != "" && /^# / { print prog ": " substr($0, 3); next }
+prog != "" && /^#$/ { print prog ":"; next }
+/^# / { print "ksft: " $0; next }
+{ print "ksft: " $0 }' /tmp/ksft.log >/tmp/ksft.lines
+while IFS= read -r line; do
+	say "$line"
+done </tmp/ksft.lines
+say "SELFTESTS: kselftest runner exit $ksft_rc"
+[ "$ksft_rc" = 0 ] || rc=1
+for p in $KSFT_PROGS; do
+	grep -q "^SELFTESTS: result $p 0\$" /tmp/ksft.lines ||
+		{ say "SELFTESTS: $p did not pass in the kselftest run"; rc=1; }
+done
+for p in $KSFT_OTHER; do
+	grep -q "^SELFTESTS: result $p " /tmp/ksft.lines ||
+		{ say "SELFTESTS: $p did not run in the kselftest run"; rc=1; }
+done
 if [ -d /sys/module/perf_swaux ]; then
 	say "SELFTESTS: aux_set_output left perf_swaux loaded"
 	rc=1
 	rmmod perf_swaux
 fi
+
+ksft_dir=$(cat "$dir/ksft.dir")
+i=2
+while [ "$i" -le "$runs" ]; do
+	(cd "$ksft_dir" && ./aux_set_output) >/tmp/repeat.log 2>&1
+	st=$?
+	while IFS= read -r line; do
+		say "aux_set_output-r$i: $line"
+	done </tmp/repeat.log
+	say "SELFTESTS: result aux_set_output-r$i $st"
+	[ "$st" = 0 ] || rc=1
+	if [ -d /sys/module/perf_swaux ]; then
+		say "SELFTESTS: aux_set_output left perf_swaux loaded"
+		rc=1
+		rmmod perf_swaux
+	fi
+	i=$((i + 1))
+done
 
 if ! insmod "$dir/perf_swaux.ko"; then
 	say "SELFTESTS: insmod perf_swaux.ko failed"

@@ -23,10 +23,16 @@ make -s -C "$RIG_TOP" --no-print-directory kernel ARCH="$arch" BASE=$base
 bash "$RIG_TOP/rig/selftests/build.sh" "$arch"
 
 DST=$BUILD/selftests-$arch
+runs=${RUNS:-1}
+case "$runs" in ''|*[!0-9]*|0) die "RUNS must be a positive number (got '$runs')" ;; esac
 case "$arch" in
-x86_64) cmd="sh $DST/guest.sh $DST $R/results.txt" ;;
-arm64) cmd="sh /selftests/guest.sh /selftests" ;;
+x86_64) cmd="sh $DST/guest.sh $DST $R/results.txt $runs" ;;
+arm64) cmd="sh /selftests/guest.sh /selftests - $runs" ;;
 esac
+# make vm's 900 s are for one run; each further aux_set_output run takes
+# well under 5 minutes on TCG.
+t=$((900 + (runs - 1) * 300))
+export VM_TIMEOUT=${VM_TIMEOUT:-$t}
 info "running the selftests in the $arch guest (log: ${R#"$RIG_TOP"/}/vm.log)"
 set +e
 make -s -C "$RIG_TOP" --no-print-directory vm ARCH="$arch" CMD="$cmd" >"$R/vm.log" 2>&1
@@ -36,11 +42,26 @@ cp "$OUT/vm-$arch/console.log" "$R/console.log" 2>/dev/null || true
 # arm64 (and x86_64 if the guest could not write out/): results from the console.
 if [ ! -s "$R/results.txt" ] && [ -f "$R/console.log" ]; then
 	tr -d '\r' <"$R/console.log" |
-		grep -E '^(SELFTESTS: |noswaux: |aux_set_output: |mmap: )' >"$R/results.txt" || true
+		grep -E '^(SELFTESTS: |ksft: |noswaux: |aux_set_output(-r[0-9]+)?: |mmap: |sigtrap_threads: |remove_on_exec: |watermark_signal: )' >"$R/results.txt" || true
 fi
 [ -s "$R/results.txt" ] || { tail -40 "$R/vm.log" >&2; die "no selftest output: see ${R#"$RIG_TOP"/}/vm.log and console.log"; }
 
 grep -E '^(aux_set_output|mmap): (not )?ok ' "$R/results.txt" | sed 's/^/  /' >&2 || true
+if [ "$runs" -gt 1 ]; then
+	# Every test's outcome over the RUNS runs of aux_set_output on this boot.
+	sed -nE 's/^aux_set_output(-r[0-9]+)?: (not ok|ok) [0-9]+ ([^ ]+).*/\3 \2/p' "$R/results.txt" |
+		sort | uniq -c | awk -v n="$runs" '
+		{ c[$2] += $1; if ($3 == "not") bad[$2] += $1 }
+		END {
+			for (t in c) {
+				total++
+				if (c[t] != n) { printf "  %s: %d results in %d runs\n", t, c[t], n; odd++ }
+				if (bad[t]) { printf "  %s: failed %d of %d\n", t, bad[t], c[t]; flaky++ }
+			}
+			printf "selftests repeat: %d runs, %d tests, %d failed at least once, %d with missing results\n", n, total, flaky, odd
+		}' | tee "$R/repeat.txt" >&2
+	grep -q ' 0 failed at least once, 0 with missing results$' "$R/repeat.txt" || rc=1
+fi
 grep -E '^SELFTESTS: ' "$R/results.txt" | sed 's/^/  /' >&2
 info "selftests $arch$([ $base = 1 ] && echo ' (base)'): vm exit $rc; results in ${R#"$RIG_TOP"/}/results.txt"
 exit $rc
