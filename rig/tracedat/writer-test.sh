@@ -61,8 +61,12 @@ for endian in le be; do
 			for comp in $comps; do
 				[ "$ver" = 6 ] && [ "$comp" != none ] && continue
 				name="$endian-long$lsize-v$ver-$comp"
-				"$work/writer-test" "$endian" "$lsize" "$ver" "$comp" \
-					"$work/$name.dat" "$work/$name.exp" >/dev/null
+				if ! "$work/writer-test" "$endian" "$lsize" "$ver" "$comp" \
+					"$work/$name.dat" "$work/$name.exp" >/dev/null; then
+					fail=$((fail + 1))
+					echo "tracedat-unit: FAIL $name: writer-test failed"
+					continue
+				fi
 				trace-cmd report -t "$work/$name.dat" >"$work/$name.rep" 2>&1 || true
 				# trace-cmd must read only what the file holds.
 				if [ -n "$valgrind" ] && ! valgrind -q --error-exitcode=1 \
