@@ -555,7 +555,7 @@ test_task_names()
 		return
 	compare "${tmpdir}/tasks.data" "${tmpdir}/tasks.dat" "short-lived tasks"
 	# Each /bin/true exits: its exit event carries its name and pid.
-	n=$(grep -Ec "^ *true-[0-9]+ .* sched_process_exit: comm=true " \
+	n=$(grep -Ec "^ *true-[0-9]+ .* sched_process_exit: +comm=true " \
 		"${tmpdir}/report.raw" || true)
 	if [ "${n}" != 3 ]; then
 		echo "short-lived tasks: ${n} exits of a task named true, 3 expected:"
