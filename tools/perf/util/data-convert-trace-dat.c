@@ -764,8 +764,8 @@ int trace_dat_convert__perf2dat(const char *_input_name, const char *output_name
 		st->pages, st->missed_pages, c.skipped,
 		c.dropped + st->dropped_too_big);
 	if (st->dropped_too_big)
-		pr_warning("trace.dat: %" PRIu64 " events larger than a page were left out (largest %u bytes, page %u)\n",
-			   st->dropped_too_big, st->max_too_big, tdw__page_size(c.w));
+		pr_warning("trace.dat: %" PRIu64 " events too big for a page, largest %u bytes\n",
+			   st->dropped_too_big, st->max_too_big);
 	if (st->out_of_order)
 		pr_warning("trace.dat: %" PRIu64 " events out of order got the previous time\n",
 			   st->out_of_order);

@@ -183,11 +183,6 @@ int tdw__long_size(const struct tdw *w)
 	return w->long_size;
 }
 
-u32 tdw__page_size(const struct tdw *w)
-{
-	return w->page_size;
-}
-
 unsigned int tdw__next_free_id(const struct tdw *w)
 {
 	return w->max_id + 1 + w->nr_synth;

@@ -57,7 +57,6 @@ void tdw__delete(struct tdw *w);
 /* Parsed properties of the recording, for the caller. */
 bool tdw__file_bigendian(const struct tdw *w);
 int tdw__long_size(const struct tdw *w);
-u32 tdw__page_size(const struct tdw *w);
 /* First event id that is free for synthetic events. */
 unsigned int tdw__next_free_id(const struct tdw *w);
 

@@ -533,7 +533,7 @@ test_too_big()
 	fi
 	convert -i - --to-trace-dat "${tmpdir}/big.dat" < "${tmpdir}/big.data" ||
 		return
-	if ! grep -q "1 events larger than a page were left out (largest 12292 bytes" \
+	if ! grep -q "trace.dat: 1 events too big for a page, largest 12292 bytes" \
 		"${tmpdir}/convert.err"; then
 		echo "no warning about the event too big for a page:"
 		cat "${tmpdir}/convert.err"
