@@ -525,10 +525,12 @@ static int kallsyms_map(struct map *map, void *data)
 }
 
 /*
- * perf record stores no kallsyms in the tracing data.  Write the
- * symbols of the recording's kernel map (kallsyms from the build-id
- * cache, vmlinux or /proc/kallsyms, as perf report finds them), so that
- * %pS and %ps fields resolve in trace-cmd.
+ * perf record stores no kallsyms in the tracing data.  When an event
+ * format prints a symbol, write the symbols of the recording's kernel
+ * map (kallsyms from the build-id cache, vmlinux or /proc/kallsyms, as
+ * perf report finds them), so that %pS and %ps fields resolve in
+ * trace-cmd.  Loading them takes longer than converting a small
+ * recording, so not otherwise.
  */
 static void add_kallsyms(struct convert_trace_dat *c)
 {
@@ -538,7 +540,7 @@ static void add_kallsyms(struct convert_trace_dat *c)
 	char *text = NULL;
 	size_t len = 0;
 
-	if (tdw__has_kallsyms(c->w) || !kmap)
+	if (tdw__has_kallsyms(c->w) || !tdw__prints_symbols(c->w) || !kmap)
 		return;
 	if (symbol__init(perf_session__env(c->session)) < 0 ||
 	    map__load(kmap) < 0) {

@@ -502,6 +502,25 @@ bool tdw__has_kallsyms(const struct tdw *w)
 	return w->kallsyms_size != 0;
 }
 
+/* A print format with a %ps, %pS, %pf, %pF or %pB prints a symbol. */
+static bool prints_symbols(const u8 *p, size_t len)
+{
+	const u8 *end = p + len;
+
+	while (p && p < end && (p = memmem(p, end - p, "%p", 2))) {
+		p += 2;
+		if (p < end && *p && strchr("sSfFB", *p))
+			return true;
+	}
+	return false;
+}
+
+bool tdw__prints_symbols(const struct tdw *w)
+{
+	return prints_symbols(w->events, w->events_len) ||
+	       (w->synth.data && prints_symbols(w->synth.data, w->synth.len));
+}
+
 void tdw__set_kallsyms(struct tdw *w, char *text, size_t len)
 {
 	free(w->own_kallsyms);

@@ -79,6 +79,8 @@ int tdw__add_cmdline(struct tdw *w, int pid, const char *comm);
  * must come from malloc().
  */
 bool tdw__has_kallsyms(const struct tdw *w);
+/* An event format (of the recording or synthetic) prints a symbol. */
+bool tdw__prints_symbols(const struct tdw *w);
 void tdw__set_kallsyms(struct tdw *w, char *text, size_t len);
 /* Largest CPU number an event may have. */
 #define TDW_MAX_CPU	65535
