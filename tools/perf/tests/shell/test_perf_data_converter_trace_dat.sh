@@ -542,24 +542,34 @@ test_too_big()
 }
 
 # Every task has a name, also those that exited before the end: a shell
-# that runs /bin/true three times, each a short-lived child.
+# that runs /bin/true three times, each a short-lived child whose pid the
+# shell writes down.
 test_task_names()
 {
-	local n
+	local pid n=0
 
 	echo "Testing names of short-lived tasks"
+	: > "${tmpdir}/true.pids"
+	# shellcheck disable=SC2016 # expanded by sh
 	perf record -q -a -o "${tmpdir}/tasks.data" -e sched:sched_process_exec \
 		-e sched:sched_process_exit -e sched:sched_switch -e sched:sched_wakeup \
-		-- sh -c 'for i in 1 2 3; do /bin/true; done' 2>"${tmpdir}/record.err"
+		-- sh -c 'for i in 1 2 3; do /bin/true & echo $! >> "$1"; wait; done' \
+		sh "${tmpdir}/true.pids" 2>"${tmpdir}/record.err"
 	convert -i "${tmpdir}/tasks.data" --to-trace-dat "${tmpdir}/tasks.dat" ||
 		return
 	compare "${tmpdir}/tasks.data" "${tmpdir}/tasks.dat" "short-lived tasks"
-	# Each /bin/true exits: its exit event carries its name and pid.
-	n=$(grep -Ec "^ *true-[0-9]+ .* sched_process_exit: +comm=true " \
-		"${tmpdir}/report.raw" || true)
+	# The exit event of each /bin/true shows it under its name.
+	for pid in $(cat "${tmpdir}/true.pids"); do
+		if grep -Eq "^ *true-${pid} .* sched_process_exit: +comm=true pid=${pid} " \
+			"${tmpdir}/report.raw"; then
+			n=$((n + 1))
+		else
+			echo "short-lived tasks: the exit of /bin/true ${pid} is not shown as true-${pid}:"
+			grep -E "sched_process_exit: +comm=true pid=${pid} " "${tmpdir}/report.raw"
+		fi
+	done
 	if [ "${n}" != 3 ]; then
-		echo "short-lived tasks: ${n} exits of a task named true, 3 expected:"
-		grep "sched_process_exit" "${tmpdir}/report.raw" | head -5
+		echo "short-lived tasks: ${n} of 3 exits of /bin/true named true"
 		err=1
 	fi
 }
