@@ -9,8 +9,9 @@
 #                        pipe, -z input, perf:* events, bad input)
 #   make tracedat-ks     open a converted file in KernelShark under xvfb-run,
 #                        screenshot to out/tracedat/kernelshark.png
-#   make bench           MB/s and peak RSS of --to-trace-dat vs --to-json,
-#                        perf script and perf script -F time, as ratios
+#   make bench           MB/s, peak RSS and peak RssAnon of --to-trace-dat vs
+#                        --to-json, perf report --stats and perf script -F
+#                        time, plain and -z inputs, median of 3 runs
 #
 # TRACEDAT_PERF=<perf binary> overrides build/perf/perf.
 
@@ -21,7 +22,7 @@ PERF_TESTS += $(TRACEDAT_TESTS)
 EXTRA_HELP += "  make tracedat-unit        trace.dat writer vs trace-cmd report (le/be, long 4/8, v6/v7)" \
 	      "  make tracedat-test        perf data convert --to-trace-dat vs trace-cmd report" \
 	      "  make tracedat-ks          KernelShark opens a converted trace.dat (xvfb)" \
-	      "  make bench                --to-trace-dat throughput/RSS vs --to-json, perf script"
+	      "  make bench                --to-trace-dat throughput/RSS/RssAnon vs --to-json, perf report --stats"
 
 .PHONY: tracedat-unit tracedat-test tracedat-ks bench
 

@@ -1,13 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# make bench: throughput (input MB/s) and peak RSS of
-#   perf data convert --to-trace-dat, --to-json, perf script, perf script -F time
+# make bench: throughput (input MB/s), peak RSS and peak anonymous memory
+# (RssAnon: peak RSS also counts perf's file-backed mapping of the input) of
+#   perf data convert --to-trace-dat, --to-json, perf report --stats,
+#   perf script -F time
 # on tracepoint recordings of about 50 MB and 500 MB (SIZES="50 500", in MB),
-# printed with ratios against --to-json and perf script -F time, then checked
-# against the goals (exit 1 if one is missed): per size, --to-trace-dat at
-# least 3x the MB/s of --to-json, at most 1.5x the time of perf script -F time
-# and at most 32 MB more peak RSS than it; peak RSS of the largest input at
-# most 16 MB above that of the smallest (flat).
+# plain and recorded with perf record -z; each number is the median of
+# REPEAT (default 3) runs.  Checked against the goals (exit 1 if one is
+# missed): per input, --to-trace-dat at least 3x the MB/s of --to-json and
+# at most 1.5x the time of perf report --stats (which reads every event and
+# does nothing per event); peak anonymous memory of the largest input at
+# most 16 MB above that of the smallest, for plain and -z inputs.
 # Runs under the rig's CPU lock; recordings are kept in $out for reruns.
 set -euo pipefail
 
@@ -38,13 +41,14 @@ if [ ! -e "$tracefs/events/header_page" ]; then
 	mounted=1
 fi
 
-# Record until the file reaches about $1 MB.
+# Record until the file reaches about $1 MB ($3 = z: with perf record -z).
 record() {
-	local mb=$1 data=$2
+	local mb=$1 data=$2 z=${3:-}
 
 	[ -s "$data" ] && return 0
 	echo "bench: recording ~${mb} MB into $data"
-	"$perf" record -q -a -o "$data" -m 1024 \
+	# shellcheck disable=SC2086
+	"$perf" record -q -a -o "$data" -m 1024 ${z:+-z} \
 		-e sched:sched_switch -e sched:sched_wakeup \
 		-e sched:sched_stat_runtime -e irq:softirq_entry \
 		-e irq:softirq_exit -- bash -c "
@@ -53,76 +57,117 @@ record() {
 			done" 2>/dev/null
 }
 
-# measure <label> <cmd...>: prints "<seconds> <max RSS KB>"
+# measure <cmd...>: run it $REPEAT times (default 3) and print the median
+# "<seconds> <peak RSS KB> <peak RssAnon KB>".  Peak RSS counts perf's
+# file-backed mapping of the input; RssAnon is the memory the tool
+# allocates, sampled every 10 ms from /proc/<pid>/status.
 measure() {
-	local tf
-	tf=$(mktemp)
-	/usr/bin/time -f "%e %M" -o "$tf" "$@" >/dev/null 2>&1 || {
-		echo "bench: failed: $*" >&2
-		rm -f "$tf"
-		return 1
-	}
-	tail -1 "$tf"
-	rm -f "$tf"
+	local pid t0 t1 k v st hwm anon maxanon rows="" tick
+	exec {tick}<> <(:)
+	for _ in $(seq 1 "${REPEAT:-3}"); do
+		maxanon=0
+		hwm=0
+		t0=$(date +%s%N)
+		"$@" >/dev/null 2>&1 &
+		pid=$!
+		st=R
+		# Until it exits (a zombie until the wait below).
+		while [ "$st" != Z ] && [ -e "/proc/$pid/status" ]; do
+			anon=0
+			while read -r k v _; do
+				case "$k" in
+				State:) st=$v ;;
+				RssAnon:) anon=$v ;;
+				VmHWM:) [ "$v" -gt "$hwm" ] && hwm=$v ;;
+				esac
+			done <"/proc/$pid/status" 2>/dev/null || true
+			[ "$anon" -gt "$maxanon" ] && maxanon=$anon
+			read -r -t 0.01 -u "$tick" _ || true
+		done
+		if ! wait "$pid"; then
+			echo "bench: failed: $*" >&2
+			exec {tick}<&-
+			return 1
+		fi
+		t1=$(date +%s%N)
+		rows="$rows$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }') $hwm $maxanon
+"
+	done
+	exec {tick}<&-
+	# The median of each column on its own.
+	printf '%s' "$rows" | awk '{ t[NR] = $1; r[NR] = $2; a[NR] = $3 }
+		function med(x, n,   i, j, v) {
+			for (i = 2; i <= n; i++) {
+				v = x[i]
+				for (j = i - 1; j > 0 && x[j] > v; j--)
+					x[j + 1] = x[j]
+				x[j + 1] = v
+			}
+			return x[int((n + 1) / 2)]
+		}
+		END { print med(t, NR), med(r, NR), med(a, NR) }'
 }
 
 run_size() {
-	local mb=$1
-	local data="$out/bench-${mb}MB.data" in_mb
-	local dat json script ftime
+	local mb=$1 z=${2:-}
+	local data="$out/bench-${mb}MB${z:+-z}.data" in_mb
+	local dat json stats ftime
 
-	record "$mb" "$data"
+	record "$mb" "$data" "$z"
 	in_mb=$(awk -v s="$(stat -c %s "$data")" 'BEGIN { printf "%.1f", s / 1e6 }')
 	dat=$(measure "$perf" data convert -i "$data" --force --to-trace-dat "$out/bench.dat")
 	json=$(measure "$perf" data convert -i "$data" --force --to-json "$out/bench.json")
-	script=$(measure "$perf" script -i "$data")
+	stats=$(measure "$perf" report -i "$data" --stats)
 	ftime=$(measure "$perf" script -i "$data" -F time)
-	awk -v mb="$in_mb" -v dat="$dat" -v json="$json" -v script="$script" \
+	awk -v mb="$in_mb" -v z="${z:+-z}" -v dat="$dat" -v json="$json" -v stats="$stats" \
 	    -v ftime="$ftime" 'BEGIN {
-		split(dat, d); split(json, j); split(script, s); split(ftime, f)
-		printf "bench: %s MB input\n", mb
-		printf "  %-22s %8s %9s %10s\n", "tool", "seconds", "MB/s", "peak RSS MB"
-		printf "  %-22s %8.2f %9.1f %10.1f\n", "--to-trace-dat", d[1], mb / d[1], d[2] / 1024
-		printf "  %-22s %8.2f %9.1f %10.1f\n", "--to-json", j[1], mb / j[1], j[2] / 1024
-		printf "  %-22s %8.2f %9.1f %10.1f\n", "perf script", s[1], mb / s[1], s[2] / 1024
-		printf "  %-22s %8.2f %9.1f %10.1f\n", "perf script -F time", f[1], mb / f[1], f[2] / 1024
-		printf "  ratio MB/s trace-dat/json      %.2fx (goal >= 3)\n", j[1] / d[1]
-		printf "  ratio time trace-dat/-F time   %.2fx (goal <= 1.5)\n", d[1] / f[1]
-		printf "  RSS trace-dat - (-F time)      %+.1f MB (goal <= 32)\n", (d[2] - f[2]) / 1024
-		printf "RESULT size=%s dat_s=%s dat_rss_kb=%s json_s=%s script_s=%s ftime_s=%s ftime_rss_kb=%s\n", \
-			mb, d[1], d[2], j[1], s[1], f[1], f[2]
+		split(dat, d); split(json, j); split(stats, s); split(ftime, f)
+		printf "bench: %s MB %sinput (median of %d runs)\n", mb, z ? "-z " : "", '"${REPEAT:-3}"'
+		printf "  %-22s %8s %9s %12s %14s\n", "tool", "seconds", "MB/s", "peak RSS MB", "peak anon MB"
+		printf "  %-22s %8.2f %9.1f %12.1f %14.1f\n", "--to-trace-dat", d[1], mb / d[1], d[2] / 1024, d[3] / 1024
+		printf "  %-22s %8.2f %9.1f %12.1f %14.1f\n", "--to-json", j[1], mb / j[1], j[2] / 1024, j[3] / 1024
+		printf "  %-22s %8.2f %9.1f %12.1f %14.1f\n", "perf report --stats", s[1], mb / s[1], s[2] / 1024, s[3] / 1024
+		printf "  %-22s %8.2f %9.1f %12.1f %14.1f\n", "perf script -F time", f[1], mb / f[1], f[2] / 1024, f[3] / 1024
+		printf "  ratio MB/s trace-dat/json         %.2fx (goal >= 3)\n", j[1] / d[1]
+		printf "  ratio time trace-dat/report-stats %.2fx (goal <= 1.5)\n", d[1] / s[1]
+		printf "RESULT size=%s z=%s dat_s=%s dat_rss_kb=%s dat_anon_kb=%s json_s=%s stats_s=%s ftime_s=%s\n", \
+			mb, z ? 1 : 0, d[1], d[2], d[3], j[1], s[1], f[1]
 	}' | tee -a "$out/bench.txt"
 }
 
 : > "$out/bench.txt"
-for mb in $sizes; do
-	if [ "${RIG_CPU_LOCK_HELD:-}" = 1 ]; then
-		run_size "$mb"
-	else
-		RIG_CPU_LOCK_HELD=1 flock "$lock" bash -c "$(declare -f record measure run_size); \
-			perf='$perf' out='$out'; run_size $mb"
-	fi
+for z in "" z; do
+	for mb in $sizes; do
+		if [ "${RIG_CPU_LOCK_HELD:-}" = 1 ]; then
+			run_size "$mb" "$z"
+		else
+			RIG_CPU_LOCK_HELD=1 flock "$lock" bash -c "$(declare -f record measure run_size); \
+				perf='$perf' out='$out' REPEAT='${REPEAT:-3}'; run_size $mb '$z'"
+		fi
+	done
 done
 rc=0
-awk '/^RESULT/ { split($0, a, /[ =]/); rss[n++] = a[7] }
-     END { if (n > 1) printf "bench: --to-trace-dat peak RSS %0.1f MB -> %0.1f MB from smallest to largest input\n", rss[0] / 1024, rss[n - 1] / 1024 }' \
-	"$out/bench.txt" | tee -a "$out/bench.txt"
 awk 'function goal(ok, what) {
-		printf "bench: goal %-58s %s\n", what, ok ? "met" : "MISSED"
+		printf "bench: goal %-66s %s\n", what, ok ? "met" : "MISSED"
 		if (!ok)
 			missed++
 	}
 	/^RESULT/ {
 		split($0, a, /[ =]/)
-		mb = a[3]; dat = a[5]; rss = a[7]; json = a[9]; ftime = a[13]; frss = a[15]
-		goal(json / dat >= 3, sprintf("%s MB: MB/s >= 3x --to-json (%.2fx)", mb, json / dat))
-		goal(dat / ftime <= 1.5, sprintf("%s MB: time <= 1.5x -F time (%.2fx)", mb, dat / ftime))
-		goal(rss - frss <= 32 * 1024, sprintf("%s MB: RSS <= -F time + 32 MB (%+.1f MB)", mb, (rss - frss) / 1024))
-		r[n++] = rss
+		mb = a[3]; z = a[5]; dat = a[7]; anon = a[11]; json = a[13]; stats = a[15]
+		zs = z ? " -z" : ""
+		goal(json / dat >= 3, sprintf("%s MB%s: MB/s >= 3x --to-json (%.2fx)", mb, zs, json / dat))
+		goal(dat / stats <= 1.5, sprintf("%s MB%s: time <= 1.5x perf report --stats (%.2fx)", mb, zs, dat / stats))
+		if (!(z in first))
+			first[z] = anon
+		last[z] = anon
+		lmb[z] = mb
 	}
 	END {
-		if (n > 1)
-			goal(r[n - 1] - r[0] <= 16 * 1024, sprintf("RSS flat, largest - smallest input <= 16 MB (%+.1f MB)", (r[n - 1] - r[0]) / 1024))
+		for (z in first)
+			goal(last[z] - first[z] <= 16 * 1024,
+			     sprintf("anon memory flat%s, largest - smallest input <= 16 MB (%+.1f MB)",
+				     z ? " (-z)" : "", (last[z] - first[z]) / 1024))
 		exit missed > 0
 	}' "$out/bench.txt" >"$out/goals.txt" || rc=1
 tee -a "$out/bench.txt" <"$out/goals.txt"

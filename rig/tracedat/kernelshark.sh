@@ -47,7 +47,8 @@ fi
 	-e cpu-clock -c 10000000 -- \
 	bash -c 'echo "tracedat-ks $(seq -s " " 1 60)" > /dev/kmsg; sleep 0.5' \
 	2>"$work/record.err"
-"$perf" data convert -i "$work/perf.data" --to-trace-dat "$dat" --force
+# --all: the cpu-clock samples as perf:sample events on the timeline too.
+"$perf" data convert -i "$work/perf.data" --to-trace-dat "$dat" --force --all
 fi
 
 cat > "$work/run.sh" <<'EOF'

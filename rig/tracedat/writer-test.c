@@ -14,6 +14,7 @@
  *        writer-test rss <none|zstd|zlib> <MB> <out.dat>
  */
 #include <byteswap.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,6 +214,11 @@ int main(int argc, char **argv)
 		fprintf(exp, "%llu %d 4242 wtest seq=%d msg=%s\n", ts, cpu, i, msg);
 	}
 	fclose(exp);
+	/* A corrupt CPU number is out of range, not out of memory. */
+	if (tdw__add_event(w, 100000, ts, payload, 16) != -ERANGE) {
+		fprintf(stderr, "writer-test: event on CPU 100000 not refused with ERANGE\n");
+		return 1;
+	}
 	out = fopen(argv[5], "w");
 	if (!out)
 		return 1;

@@ -46,6 +46,13 @@ for c in zstd zlib; do
 	if trace-cmd list -c 2>/dev/null | grep -q "$c"; then comps="$comps $c"; fi
 done
 
+valgrind=""
+if command -v valgrind >/dev/null; then
+	valgrind=valgrind
+else
+	echo "tracedat-unit: valgrind missing (make deps): trace-cmd not checked under valgrind"
+fi
+
 pass=0
 fail=0
 for endian in le be; do
@@ -54,9 +61,21 @@ for endian in le be; do
 			for comp in $comps; do
 				[ "$ver" = 6 ] && [ "$comp" != none ] && continue
 				name="$endian-long$lsize-v$ver-$comp"
-				"$work/writer-test" "$endian" "$lsize" "$ver" "$comp" \
-					"$work/$name.dat" "$work/$name.exp" >/dev/null
+				if ! "$work/writer-test" "$endian" "$lsize" "$ver" "$comp" \
+					"$work/$name.dat" "$work/$name.exp" >/dev/null; then
+					fail=$((fail + 1))
+					echo "tracedat-unit: FAIL $name: writer-test failed"
+					continue
+				fi
 				trace-cmd report -t "$work/$name.dat" >"$work/$name.rep" 2>&1 || true
+				# trace-cmd must read only what the file holds.
+				if [ -n "$valgrind" ] && ! valgrind -q --error-exitcode=1 \
+					trace-cmd report "$work/$name.dat" >/dev/null 2>"$work/$name.vg"; then
+					fail=$((fail + 1))
+					echo "tracedat-unit: FAIL $name: valgrind trace-cmd report:"
+					grep -m3 -E "Invalid|uninitialised|at 0x" "$work/$name.vg" || head -3 "$work/$name.vg"
+					continue
+				fi
 				if /usr/bin/python3 - "$work/$name.rep" "$work/$name.exp" <<'EOF'
 import re, sys
 pat = re.compile(r'^\s*.*-(\d+)\s+\[(\d+)\]\s+(\d+)\.(\d{9}):\s+(\w+):\s+(.*)$')

@@ -8,12 +8,20 @@
  * payloads are framed into ring-buffer pages per CPU as samples arrive
  * in time order, and spilled to per-CPU temporary files as pages fill.
  *
- * Samples of other events and LOST, LOST_SAMPLES and AUX records become
- * events of a synthetic "perf" system unless --tracepoints-only is given.
+ * With --all, samples of other events and LOST, LOST_SAMPLES and AUX
+ * records become events of a synthetic "perf" system as well.
+ *
+ * The options trace-cmd record writes about a recording come from the
+ * recording too: the trace clock, UNAME, VERSION (of this perf), OFFSET
+ * for --tod, kallsyms from the kernel map when the tracing data has none,
+ * and a command line for every task perf saw, including those that
+ * exited before the end.
  */
 
 #include "data-convert.h"
 
+#include <ctype.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -39,6 +47,10 @@
 #include "util/evsel.h"
 #include "util/header.h"
 #include "util/machine.h"
+#include "util/map.h"
+#include "util/maps.h"
+#include "util/dso.h"
+#include "util/symbol.h"
 #include "util/session.h"
 #include "util/thread.h"
 #include "util/time-utils.h"
@@ -70,6 +82,10 @@ struct convert_trace_dat {
 	u64			round_pos;	/* of the previous round */
 	u64			dropped_to;
 
+	char			*uname;
+	char			*version;
+	bool			tod;
+
 	u64			tracepoints;
 	u64			synthesized;
 	u64			dropped;
@@ -93,10 +109,10 @@ static const char * const synth_fields[SYNTH_MAX] = {
 	[SYNTH_SAMPLE] =
 	"\tfield:u64 ip;\toffset:8;\tsize:8;\tsigned:0;\n"
 	"\tfield:u64 period;\toffset:16;\tsize:8;\tsigned:0;\n"
-	"\tfield:u32 pid;\toffset:24;\tsize:4;\tsigned:0;\n"
-	"\tfield:u32 tid;\toffset:28;\tsize:4;\tsigned:0;\n"
+	"\tfield:int pid;\toffset:24;\tsize:4;\tsigned:1;\n"
+	"\tfield:int tid;\toffset:28;\tsize:4;\tsigned:1;\n"
 	"\tfield:__data_loc char[] event;\toffset:32;\tsize:4;\tsigned:0;\n\n"
-	"print fmt: \"%s ip=%pS pid=%u tid=%u period=%llu\", __get_str(event), REC->ip, REC->pid, REC->tid, REC->period\n",
+	"print fmt: \"%s ip=%pS pid=%d tid=%d period=%llu\", __get_str(event), REC->ip, REC->pid, REC->tid, REC->period\n",
 	[SYNTH_LOST] =
 	"\tfield:u64 id;\toffset:8;\tsize:8;\tsigned:0;\n"
 	"\tfield:u64 lost;\toffset:16;\tsize:8;\tsigned:0;\n\n"
@@ -133,8 +149,24 @@ static const char *recording_clock(struct perf_session *session)
 	case CLOCK_TAI:
 		return "tai";
 	default:
-		return "realtime";
+		/* No ftrace clock (CLOCK_REALTIME...): still nanoseconds. */
+		pr_warning("trace.dat: clockid %d has no ftrace trace clock; writing 'perf'\n",
+			   evsel->core.attr.clockid);
+		return "perf";
 	}
+}
+
+/* UNAME as trace-cmd record writes it: "sysname nodename release machine". */
+static char *recording_uname(struct perf_env *env)
+{
+	char *s;
+
+	if (!env->os_release && !env->hostname && !env->arch)
+		return NULL;
+	if (asprintf(&s, "Linux %s %s %s", env->hostname ?: "(none)",
+		     env->os_release ?: "unknown", env->arch ?: "unknown") < 0)
+		return NULL;
+	return s;
 }
 
 static int create_writer(struct convert_trace_dat *c)
@@ -152,6 +184,16 @@ static int create_writer(struct convert_trace_dat *c)
 	}
 	c->wopts.clock = recording_clock(c->session);
 	c->wopts.nr_cpus = env->nr_cpus_avail;
+	c->uname = recording_uname(env);
+	c->wopts.uname = c->uname;
+	if (c->tod) {
+		if (!env->clock.enabled) {
+			pr_err("Can't provide --tod time, missing clock data. Please record with -k/--clockid option.\n");
+			return c->err = -EINVAL;
+		}
+		c->wopts.has_offset = true;
+		c->wopts.ts_offset = (s64)(env->clock.tod_ns - env->clock.clockid_ns);
+	}
 	c->w = tdw__new(c->tracing_data, c->tracing_data_size, &c->wopts);
 	if (!c->w)
 		return c->err = -EINVAL;
@@ -179,6 +221,37 @@ static unsigned int sample_cpu(const struct perf_sample *sample)
 	return sample->cpu == (u32)-1 ? 0 : sample->cpu;
 }
 
+/* A task that is not known (tid -1) shows as pid 0, not as "<...>-1". */
+static u32 sample_pid(const struct perf_sample *sample)
+{
+	return sample->tid == (u32)-1 ? 0 : sample->tid;
+}
+
+static int add_event(struct convert_trace_dat *c,
+		     const struct perf_sample *sample, const void *payload,
+		     u32 size)
+{
+	int ret = tdw__add_event(c->w, sample_cpu(sample), sample->time,
+				 payload, size);
+
+	if (ret == -ERANGE && !c->err) {
+		pr_err("%s: event on CPU %u: corrupt input\n",
+		       c->session->data->path, sample->cpu);
+		c->err = -EINVAL;
+	}
+	return ret;
+}
+
+static bool skip_time(struct convert_trace_dat *c,
+		      const struct perf_sample *sample)
+{
+	if (!perf_time__ranges_skip_sample(c->ptime_range, c->range_num,
+					   sample->time))
+		return false;
+	c->skipped++;
+	return true;
+}
+
 /* Common fields of a synthetic event, then @nr u64 values. */
 static int add_synth(struct convert_trace_dat *c, enum synth_event type,
 		     const struct perf_sample *sample, const u64 *vals,
@@ -194,12 +267,11 @@ static int add_synth(struct convert_trace_dat *c, enum synth_event type,
 		return id;
 	memset(buf, 0, 8);
 	tdw__put16(c->w, buf, id);
-	tdw__put32(c->w, buf + 4, sample->tid == (u32)-1 ? 0 : sample->tid);
+	tdw__put32(c->w, buf + 4, sample_pid(sample));
 	for (i = 0; i < nr; i++)
 		tdw__put64(c->w, buf + 8 + 8 * i, vals[i]);
 	c->synthesized++;
-	return tdw__add_event(c->w, sample_cpu(sample), sample->time, buf,
-			      8 + 8 * nr);
+	return add_event(c, sample, buf, 8 + 8 * nr);
 }
 
 static int add_synth_sample(struct convert_trace_dat *c,
@@ -216,7 +288,7 @@ static int add_synth_sample(struct convert_trace_dat *c,
 	len = min(len, sizeof(buf) - 36);
 	memset(buf, 0, sizeof(buf));
 	tdw__put16(c->w, buf, id);
-	tdw__put32(c->w, buf + 4, sample->tid);
+	tdw__put32(c->w, buf + 4, sample_pid(sample));
 	tdw__put64(c->w, buf + 8, sample->ip);
 	tdw__put64(c->w, buf + 16, sample->period);
 	tdw__put32(c->w, buf + 24, sample->pid);
@@ -224,8 +296,7 @@ static int add_synth_sample(struct convert_trace_dat *c,
 	tdw__put32(c->w, buf + 32, (len << 16) | 36);
 	memcpy(buf + 36, name, len - 1);
 	c->synthesized++;
-	return tdw__add_event(c->w, sample_cpu(sample), sample->time, buf,
-			      36 + len);
+	return add_event(c, sample, buf, 36 + len);
 }
 
 static int process_sample_event(const struct perf_tool *tool,
@@ -237,19 +308,16 @@ static int process_sample_event(const struct perf_tool *tool,
 		container_of(tool, struct convert_trace_dat, tool);
 	struct evsel *evsel = sample->evsel;
 
-	if (perf_time__ranges_skip_sample(c->ptime_range, c->range_num,
-					  sample->time)) {
-		c->skipped++;
+	if (skip_time(c, sample))
 		return 0;
-	}
 	if (create_writer(c))
 		return c->err;
 
 	if (evsel->core.attr.type == PERF_TYPE_TRACEPOINT &&
 	    sample->raw_data && sample->raw_size) {
 		c->tracepoints++;
-		return tdw__add_event(c->w, sample_cpu(sample), sample->time,
-				      sample->raw_data, sample->raw_size);
+		return add_event(c, sample, sample->raw_data,
+				 sample->raw_size);
 	}
 	if (!c->synthetic) {
 		c->dropped++;
@@ -266,7 +334,7 @@ static int process_lost(const struct perf_tool *tool, union perf_event *event,
 	u64 vals[2] = { event->lost.id, event->lost.lost };
 	int ret = perf_event__process_lost(tool, event, sample, machine);
 
-	if (ret || create_writer(c))
+	if (ret || skip_time(c, sample) || create_writer(c))
 		return ret ?: c->err;
 	if (sample->cpu != (u32)-1)
 		tdw__mark_lost(c->w, sample->cpu);
@@ -282,7 +350,7 @@ static int process_lost_samples(const struct perf_tool *tool,
 		container_of(tool, struct convert_trace_dat, tool);
 	u64 val = event->lost_samples.lost;
 
-	if (create_writer(c))
+	if (skip_time(c, sample) || create_writer(c))
 		return c->err;
 	return add_synth(c, SYNTH_LOST_SAMPLES, sample, &val, 1);
 }
@@ -297,7 +365,7 @@ static int process_aux(const struct perf_tool *tool, union perf_event *event,
 		event->aux.aux_offset, event->aux.aux_size, event->aux.flags,
 	};
 
-	if (create_writer(c))
+	if (skip_time(c, sample) || create_writer(c))
 		return c->err;
 	return add_synth(c, SYNTH_AUX, sample, vals, 3);
 }
@@ -421,6 +489,75 @@ static int add_thread_cmdline(struct thread *thread, void *priv)
 	return tdw__add_cmdline(c->w, thread__tid(thread), comm);
 }
 
+/* One /proc/kallsyms line per symbol of @map, with "\t[module]" for modules. */
+struct kallsyms_out {
+	FILE		*f;
+	struct map	*kernel;
+};
+
+static int kallsyms_map(struct map *map, void *data)
+{
+	struct kallsyms_out *out = data;
+	FILE *f = out->f;
+	struct dso *dso = map__dso(map);
+	const char *mod = NULL;
+	struct symbol *sym;
+	struct rb_node *nd;
+
+	if (!dso || dso__kernel(dso) != DSO_SPACE__KERNEL || !dso__loaded(dso))
+		return 0;
+	if (map != out->kernel)
+		mod = dso__short_name(dso);
+	map__for_each_symbol(map, sym, nd) {
+		char type = symbol__type(sym) == STT_OBJECT ? 'd' : 't';
+
+		if (symbol__binding(sym) != STB_LOCAL)
+			type = toupper(type);
+		if (mod)
+			fprintf(f, "%016" PRIx64 " %c %s\t%s\n",
+				map__unmap_ip(map, sym->start), type, sym->name,
+				mod);
+		else
+			fprintf(f, "%016" PRIx64 " %c %s\n",
+				map__unmap_ip(map, sym->start), type, sym->name);
+	}
+	return 0;
+}
+
+/*
+ * perf record stores no kallsyms in the tracing data.  When an event
+ * format prints a symbol, write the symbols of the recording's kernel
+ * map (kallsyms from the build-id cache, vmlinux or /proc/kallsyms, as
+ * perf report finds them), so that %pS and %ps fields resolve in
+ * trace-cmd.  Loading them takes longer than converting a small
+ * recording, so not otherwise.
+ */
+static void add_kallsyms(struct convert_trace_dat *c)
+{
+	struct machine *machine = &c->session->machines.host;
+	struct map *kmap = machine__kernel_map(machine);
+	struct kallsyms_out out = { .kernel = kmap };
+	char *text = NULL;
+	size_t len = 0;
+
+	if (tdw__has_kallsyms(c->w) || !tdw__prints_symbols(c->w) || !kmap)
+		return;
+	if (symbol__init(perf_session__env(c->session)) < 0 ||
+	    map__load(kmap) < 0) {
+		pr_warning("trace.dat: no kernel symbols for the recording: kallsyms left empty\n");
+		return;
+	}
+	out.f = open_memstream(&text, &len);
+	if (!out.f)
+		return;
+	maps__for_each_map(machine__kernel_maps(machine), kallsyms_map, &out);
+	if (fclose(out.f) || !len) {
+		free(text);
+		return;
+	}
+	tdw__set_kallsyms(c->w, text, len);
+}
+
 static int parse_compression(const char *name, enum tdw_compression *comp)
 {
 	if (!name || !strcmp(name, "none")) {
@@ -450,18 +587,19 @@ static int parse_compression(const char *name, enum tdw_compression *comp)
 	return -1;
 }
 
-int trace_dat_convert__perf2dat(const char *input_name, const char *output_name,
+int trace_dat_convert__perf2dat(const char *_input_name, const char *output_name,
 				struct perf_data_convert_opts *opts)
 {
 	struct convert_trace_dat c = {
-		.synthetic = !opts->tracepoints_only,
+		.synthetic = opts->all,
+		.tod = opts->tod,
 		.wopts = {
 			.version = opts->trace_dat_version ?: 7,
 		},
 	};
 	struct perf_data data = {
 		.mode = PERF_DATA_MODE_READ,
-		.path = input_name,
+		.path = _input_name,
 		.force = opts->force,
 	};
 	char *tmp_name = NULL, *dir_copy = NULL;
@@ -495,14 +633,6 @@ int trace_dat_convert__perf2dat(const char *input_name, const char *output_name,
 	c.tool.finished_round	= process_finished_round;
 	c.tool.ordering_requires_timestamps = true;
 
-	if (opts->all) {
-		pr_err("--all is currently unsupported for trace.dat output.\n");
-		goto err;
-	}
-	if (opts->tod) {
-		pr_err("--tod is currently unsupported for trace.dat output.\n");
-		goto err;
-	}
 	if (c.wopts.version != 6 && c.wopts.version != 7) {
 		pr_err("trace.dat version must be 6 or 7.\n");
 		goto err;
@@ -557,7 +687,7 @@ int trace_dat_convert__perf2dat(const char *input_name, const char *output_name,
 	if (IS_ERR(session)) {
 		/* perf said why (cannot open, incompatible), but for ENOMEM. */
 		if (PTR_ERR(session) == -ENOMEM)
-			pr_err("%s: out of memory\n", input_name);
+			pr_err("%s: out of memory\n", _input_name);
 		goto err_fclose;
 	}
 	c.session = session;
@@ -567,13 +697,13 @@ int trace_dat_convert__perf2dat(const char *input_name, const char *output_name,
 	    perf_header__process_sections(&session->header,
 					  perf_data__fd(&data), &c,
 					  read_tracing_feature) < 0) {
-		pr_err("%s: cannot read the tracing data\n", input_name);
+		pr_err("%s: cannot read the tracing data\n", _input_name);
 		goto err_session_delete;
 	}
 
 	if (!perf_data__is_pipe(&data) && !c.tracing_data) {
 		pr_err("%s: no tracing data (record tracepoints with perf record -e sys:event)\n",
-		       input_name);
+		       _input_name);
 		goto err_session_delete;
 	}
 
@@ -582,6 +712,13 @@ int trace_dat_convert__perf2dat(const char *input_name, const char *output_name,
 					&c.ptime_range, &c.range_size,
 					&c.range_num) < 0)
 		goto err_session_delete;
+
+	if (asprintf(&c.version, "perf version %s", perf_version_string) < 0)
+		c.version = NULL;
+	c.wopts.version_str = c.version;
+
+	/* Exited tasks keep their thread, and so their command line. */
+	symbol_conf.keep_exited_threads = true;
 
 	/* Not for a private mapping, where events are byte-swapped in place. */
 	c.drop_pages = !session->header.needs_swap && !perf_data__is_pipe(&data);
@@ -594,12 +731,13 @@ int trace_dat_convert__perf2dat(const char *input_name, const char *output_name,
 		ret = create_writer(&c);
 	if (ret || c.err) {
 		if (!c.err)
-			pr_err("%s: cannot process the input (%d)\n", input_name,
+			pr_err("%s: cannot process the input (%d)\n", _input_name,
 			       ret);
 		ret = -1;
 		goto err_session_delete;
 	}
 
+	add_kallsyms(&c);
 	ret = machine__for_each_thread(&session->machines.host,
 				       add_thread_cmdline, &c);
 	if (!ret)
@@ -627,6 +765,9 @@ int trace_dat_convert__perf2dat(const char *input_name, const char *output_name,
 		c.tracepoints, c.synthesized, st->large_events, st->time_extends,
 		st->pages, st->missed_pages, c.skipped,
 		c.dropped + st->dropped_too_big);
+	if (st->dropped_too_big)
+		pr_warning("trace.dat: %" PRIu64 " events too big for a page, largest %u bytes\n",
+			   st->dropped_too_big, st->max_too_big);
 	if (st->out_of_order)
 		pr_warning("trace.dat: %" PRIu64 " events out of order got the previous time\n",
 			   st->out_of_order);
@@ -650,6 +791,8 @@ out:
 	tdw__delete(c.w);
 	free(c.tracing_data);
 	free(c.ptime_range);
+	free(c.uname);
+	free(c.version);
 	free(tmp_name);
 	free(dir_copy);
 	return ret;

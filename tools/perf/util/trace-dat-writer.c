@@ -44,6 +44,8 @@
 #define TDW_OPT_DONE		0
 #define TDW_OPT_BUFFER		3
 #define TDW_OPT_TRACECLOCK	4
+#define TDW_OPT_UNAME		5
+#define TDW_OPT_OFFSET		7
 #define TDW_OPT_CPUCOUNT	8
 #define TDW_OPT_VERSION		9
 #define TDW_OPT_STRINGS		15
@@ -112,6 +114,7 @@ struct tdw {
 	u32			nr_systems;
 	const u8		*kallsyms;
 	u32			kallsyms_size;
+	char			*own_kallsyms;	/* tdw__set_kallsyms() */
 	const u8		*printk;
 	u32			printk_size;
 	const u8		*saved_cmdlines;
@@ -473,6 +476,7 @@ void tdw__delete(struct tdw *w)
 	free(w->cpus);
 	buf_free(&w->synth);
 	buf_free(&w->cmdlines);
+	free(w->own_kallsyms);
 	free(w);
 }
 
@@ -491,6 +495,38 @@ int tdw__add_cmdline(struct tdw *w, int pid, const char *comm)
 
 	buf_add(&w->cmdlines, line, min_t(size_t, n, sizeof(line) - 1));
 	return w->cmdlines.failed ? -ENOMEM : 0;
+}
+
+bool tdw__has_kallsyms(const struct tdw *w)
+{
+	return w->kallsyms_size != 0;
+}
+
+/* A print format with a %ps, %pS, %pf, %pF or %pB prints a symbol. */
+static bool prints_symbols(const u8 *p, size_t len)
+{
+	const u8 *end = p + len;
+
+	while (p && p < end && (p = memmem(p, end - p, "%p", 2))) {
+		p += 2;
+		if (p < end && *p && strchr("sSfFB", *p))
+			return true;
+	}
+	return false;
+}
+
+bool tdw__prints_symbols(const struct tdw *w)
+{
+	return prints_symbols(w->events, w->events_len) ||
+	       (w->synth.data && prints_symbols(w->synth.data, w->synth.len));
+}
+
+void tdw__set_kallsyms(struct tdw *w, char *text, size_t len)
+{
+	free(w->own_kallsyms);
+	w->own_kallsyms = text;
+	w->kallsyms = (const u8 *)text;
+	w->kallsyms_size = len;
 }
 
 static int cpu_spill_open(struct tdw *w, struct tdw_cpu *cpu)
@@ -588,7 +624,7 @@ static struct tdw_cpu *get_cpu(struct tdw *w, unsigned int nr)
 
 	if (nr < w->nr_cpus)
 		return &w->cpus[nr];
-	if (nr > 65535)
+	if (nr > TDW_MAX_CPU)
 		return NULL;
 	cpus = realloc(w->cpus, (nr + 1) * sizeof(*cpus));
 	if (!cpus)
@@ -609,8 +645,11 @@ int tdw__add_event(struct tdw *w, unsigned int nr, u64 ts,
 	u64 delta;
 	u8 *p;
 
-	if (!cpu)
+	if (!cpu) {
+		if (nr > TDW_MAX_CPU)
+			return -ERANGE;
 		return -ENOMEM;
+	}
 	if (!cpu->batch) {
 		cpu->batch = malloc((size_t)TDW_BATCH_PAGES * w->page_size);
 		if (!cpu->batch)
@@ -622,6 +661,7 @@ int tdw__add_event(struct tdw *w, unsigned int nr, u64 ts,
 	room = w->page_size - w->data_offset;
 	if (hdr + len > room) {
 		w->stats.dropped_too_big++;
+		w->stats.max_too_big = max(w->stats.max_too_big, size);
 		return 0;
 	}
 	if (cpu->active && ts < cpu->last_ts) {
@@ -985,6 +1025,78 @@ struct cpu_place {
 	u64	size;
 };
 
+/*
+ * The trace_clock file of the recording: the clocks ftrace offers, the
+ * current one in brackets, as trace-cmd record copies it from tracefs.
+ */
+static const char * const tdw_clocks[] = {
+	"local", "global", "counter", "uptime", "perf", "mono", "mono_raw",
+	"boot", "tai",
+};
+
+static void clock_list(const struct tdw *w, struct tdw_buf *b)
+{
+	const char *clock = w->opts.clock ?: "local";
+	bool found = false;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(tdw_clocks); i++) {
+		bool cur = !strcmp(tdw_clocks[i], clock);
+
+		found |= cur;
+		if (i)
+			buf_add(b, " ", 1);
+		if (cur)
+			buf_add(b, "[", 1);
+		buf_add(b, tdw_clocks[i], strlen(tdw_clocks[i]));
+		if (cur)
+			buf_add(b, "]", 1);
+	}
+	if (!found) {
+		buf_add(b, " [", 2);
+		buf_add(b, clock, strlen(clock));
+		buf_add(b, "]", 1);
+	}
+	buf_add(b, "\n", 1);
+}
+
+static void add_str_option(const struct tdw *w, struct tdw_buf *b, u16 id,
+			   const char *str)
+{
+	buf_add16(w, b, id);
+	buf_add32(w, b, strlen(str) + 1);
+	buf_addstr(b, str);
+}
+
+/*
+ * The options trace-cmd record writes about the recording
+ * (tracecmd/trace-record.c add_options()): the OFFSET of --ts-offset, the
+ * TRACECLOCK file with its NUL, UNAME and VERSION.  v6 and v7 alike.
+ */
+static void add_recorder_options(const struct tdw *w, struct tdw_buf *b)
+{
+	struct tdw_buf clocks = { 0 };
+
+	if (w->opts.has_offset) {
+		char off[32];
+
+		snprintf(off, sizeof(off), "%lld", (long long)w->opts.ts_offset);
+		add_str_option(w, b, TDW_OPT_OFFSET, off);
+	}
+	clock_list(w, &clocks);
+	buf_add(&clocks, "", 1);
+	buf_add16(w, b, TDW_OPT_TRACECLOCK);
+	buf_add32(w, b, clocks.len);
+	buf_add(b, clocks.data, clocks.len);
+	if (clocks.failed)
+		b->failed = true;
+	buf_free(&clocks);
+	if (w->opts.uname)
+		add_str_option(w, b, TDW_OPT_UNAME, w->opts.uname);
+	add_str_option(w, b, TDW_OPT_VERSION,
+		       w->opts.version_str ?: "perf data convert");
+}
+
 static void build_options(const struct tdw *w, struct tdw_buf *b,
 			  const u64 *sec, u64 fly_off,
 			  const struct cpu_place *place)
@@ -995,7 +1107,6 @@ static void build_options(const struct tdw *w, struct tdw_buf *b,
 		TDW_OPT_CMDLINES,
 	};
 	const char *clock = w->opts.clock ?: "local";
-	const char *version = "perf data convert";
 	unsigned int i;
 
 	b->len = 0;
@@ -1007,11 +1118,7 @@ static void build_options(const struct tdw *w, struct tdw_buf *b,
 	buf_add16(w, b, TDW_OPT_CPUCOUNT);
 	buf_add32(w, b, 4);
 	buf_add32(w, b, w->nr_cpus);
-	buf_add16(w, b, TDW_OPT_TRACECLOCK);
-	buf_add32(w, b, 0);
-	buf_add16(w, b, TDW_OPT_VERSION);
-	buf_add32(w, b, strlen(version) + 1);
-	buf_addstr(b, version);
+	add_recorder_options(w, b);
 
 	buf_add16(w, b, TDW_OPT_BUFFER);
 	buf_add32(w, b, 8 + 1 + strlen(clock) + 1 + 4 + 4 + w->nr_cpus * 20);
@@ -1151,9 +1258,7 @@ static int finish_v7(struct tdw *w, struct tdw_out *o)
  */
 static int finish_v6(struct tdw *w, struct tdw_out *o)
 {
-	const char *clock = w->opts.clock ?: "local";
-	struct tdw_buf b = { 0 };
-	char clockstr[64];
+	struct tdw_buf b = { 0 }, clocks = { 0 };
 	u64 off;
 	unsigned int i;
 
@@ -1166,14 +1271,15 @@ static int finish_v6(struct tdw *w, struct tdw_out *o)
 	body_cmdlines(w, &b);
 	buf_add32(w, &b, w->nr_cpus);
 	buf_add(&b, "options  ", 10);
-	buf_add16(w, &b, TDW_OPT_TRACECLOCK);
-	buf_add32(w, &b, 0);
+	add_recorder_options(w, &b);
 	buf_add16(w, &b, TDW_OPT_DONE);
 	buf_add(&b, "flyrecord", 10);
 	out_buf(o, &b);
 
-	snprintf(clockstr, sizeof(clockstr), "[%s]", clock);
-	off = o->pos + w->nr_cpus * 16 + 8 + strlen(clockstr);
+	clock_list(w, &clocks);
+	if (clocks.failed)
+		o->err = -ENOMEM;
+	off = o->pos + w->nr_cpus * 16 + 8 + clocks.len;
 	off = roundup(off, (u64)w->page_size);
 	b.len = 0;
 	for (i = 0; i < w->nr_cpus; i++) {
@@ -1181,13 +1287,14 @@ static int finish_v6(struct tdw *w, struct tdw_out *o)
 		buf_add64(w, &b, w->cpus[i].size);
 		off += w->cpus[i].size;
 	}
-	buf_add64(w, &b, strlen(clockstr));
-	buf_add(&b, clockstr, strlen(clockstr));
+	buf_add64(w, &b, clocks.len);
+	buf_add(&b, clocks.data, clocks.len);
 	out_buf(o, &b);
 	out_zero(o, roundup(o->pos, (u64)w->page_size) - o->pos);
 	for (i = 0; i < w->nr_cpus; i++)
 		copy_cpu(w, o, &w->cpus[i]);
 	buf_free(&b);
+	buf_free(&clocks);
 	return o->err;
 }
 

@@ -31,6 +31,10 @@ struct tdw_opts {
 	const char		*clock;		/* ftrace clock name */
 	const char		*tmpdir;	/* where per-CPU spill files go */
 	int			nr_cpus;	/* CPUs of the recording */
+	const char		*uname;		/* "sysname node release machine" */
+	const char		*version_str;	/* VERSION option */
+	bool			has_offset;	/* write an OFFSET option */
+	s64			ts_offset;	/* ns added to every timestamp */
 };
 
 struct tdw_stats {
@@ -39,6 +43,7 @@ struct tdw_stats {
 	u64	time_extends;
 	u64	large_events;
 	u64	dropped_too_big;
+	u32	max_too_big;	/* size of the largest dropped event */
 	u64	out_of_order;
 	u64	missed_pages;
 };
@@ -68,6 +73,17 @@ int tdw__add_event(struct tdw *w, unsigned int cpu, u64 ts,
 /* The next page of @cpu gets the MISSED_EVENTS flag. */
 void tdw__mark_lost(struct tdw *w, unsigned int cpu);
 int tdw__add_cmdline(struct tdw *w, int pid, const char *comm);
+/*
+ * Kallsyms text ("addr type name" lines as in /proc/kallsyms) for a
+ * recording whose tracing data has none; the writer takes @text, which
+ * must come from malloc().
+ */
+bool tdw__has_kallsyms(const struct tdw *w);
+/* An event format (of the recording or synthetic) prints a symbol. */
+bool tdw__prints_symbols(const struct tdw *w);
+void tdw__set_kallsyms(struct tdw *w, char *text, size_t len);
+/* Largest CPU number an event may have. */
+#define TDW_MAX_CPU	65535
 
 int tdw__finish(struct tdw *w, FILE *out);
 const struct tdw_stats *tdw__stats(const struct tdw *w);

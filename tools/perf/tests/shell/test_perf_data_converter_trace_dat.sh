@@ -6,15 +6,22 @@
 # than 112 bytes make large events, idle gaps of more than 2^27 ns make
 # TIME_EXTENDs), converts to trace.dat v7 and v6, compressed and not, from a
 # file, a pipe and a -z recording, and checks that 'trace-cmd report' shows
-# the same events as 'perf script': name, CPU, pid, timestamp and fields.
-# AUX, LOST and LOST_SAMPLES records, which need an AUX PMU or an overloaded
-# machine to appear, are appended to a pipe recording by a script.
-# Then checks the bad-input cases: non-zero exit, one line on stderr, no
-# output.
+# the same events as 'perf script': name, CPU, pid, timestamp and fields,
+# and that every pid in an event has a name.  Every file converted is read
+# by 'trace-cmd report' under valgrind, which must report nothing.
+# Then: short-lived tasks have names; %ps fields resolve through the
+# kallsyms written from the recording's kernel map; UNAME and VERSION;
+# --tod gives the times 'perf script --tod' prints; --all adds the perf:*
+# events.  AUX, LOST and LOST_SAMPLES records, which need an AUX PMU or an
+# overloaded machine to appear, and events too big for a page or on a
+# corrupt CPU are appended to a pipe recording by a script.  Then checks
+# the bad-input cases: non-zero exit, one line on stderr, no output.
 
 set -e
 
 err=0
+nvalgrind=0
+nnames=0
 mounted_tracefs=""
 tracefs=/sys/kernel/tracing
 
@@ -34,6 +41,12 @@ fi
 if ! perf data convert --to-trace-dat 2>&1 | grep -q -- "--to-trace-dat"; then
 	echo "perf without --to-trace-dat [Skipped]"
 	exit 2
+fi
+valgrind=""
+if command -v valgrind >/dev/null; then
+	valgrind=valgrind
+else
+	echo "valgrind not installed: trace-cmd report not checked under valgrind [Skipped part]"
 fi
 
 tmpdir=$(mktemp -d /tmp/__perf_test.trace_dat.XXXXX)
@@ -149,6 +162,14 @@ def script(path):
 r = report(sys.argv[1])
 s = script(sys.argv[2])
 what = sys.argv[3]
+# trace-cmd shows a task without a command line as "<...>-pid".
+noname = sorted(set(int(m.group(1)) for m in
+                    (re.match(r'^\s*<\.\.\.>-(\d+)\s', l)
+                     for l in open(sys.argv[1], errors='replace')) if m))
+if noname:
+    print(f'{what}: {len(noname)} pids without a name in trace-cmd report: '
+          f'{noname[:10]}')
+    sys.exit(1)
 names = sorted(set(e[3] for e in s))
 if not s:
     print(f'{what}: perf script shows no events')
@@ -200,14 +221,60 @@ check_coverage()
 	fi
 }
 
+# trace-cmd report under valgrind: it must read only what the file holds.
+check_valgrind()
+{
+	local dat=$1
+
+	[ -n "${valgrind}" ] || return 0
+	if ! valgrind -q --error-exitcode=1 trace-cmd report "${dat}" \
+		>/dev/null 2>"${tmpdir}/valgrind.err"; then
+		echo "valgrind trace-cmd report ${dat##*/}:"
+		grep -m4 -E "Invalid|uninitialised|   (at|by) 0x" "${tmpdir}/valgrind.err" ||
+			head -4 "${tmpdir}/valgrind.err"
+		err=1
+		return 1
+	fi
+	nvalgrind=$((nvalgrind + 1))
+}
+
+# Every pid of an event has a command line: trace-cmd shows "<...>-pid" for
+# one without.
+check_names()
+{
+	local dat=$1 n
+
+	n=$(trace-cmd report "${dat}" 2>/dev/null | grep -Ec '^ *<\.\.\.>-[0-9]+ ' || true)
+	if [ "${n}" != 0 ]; then
+		echo "${dat##*/}: ${n} events of tasks without a name (<...>):"
+		trace-cmd report "${dat}" 2>/dev/null | grep -E -m3 '^ *<\.\.\.>-[0-9]+ '
+		err=1
+	fi
+	nnames=$((nnames + 1))
+}
+
+# perf data convert "$@"; the trace.dat it writes is checked under valgrind
+# and for tasks without a name.
 convert()
 {
+	local a out=""
+
 	perf data convert "$@" 2>"${tmpdir}/convert.err" || {
 		echo "perf data convert $* failed:"
 		cat "${tmpdir}/convert.err"
 		err=1
 		return 1
 	}
+	for a in "$@"; do
+		if [ "${out}" = next ]; then
+			out=${a}
+		fi
+		if [ "${a}" = --to-trace-dat ]; then
+			out=next
+		fi
+	done
+	check_valgrind "${out}" || true
+	check_names "${out}"
 }
 
 test_file_v7()
@@ -297,39 +364,45 @@ test_compressed_input()
 
 test_synthetic()
 {
-	echo "Testing perf:sample events for non-tracepoint samples"
+	echo "Testing tracepoints only by default, perf:sample events with --all"
 	perf record -q -a -o "${tmpdir}/mixed.data" -e cpu-clock -c 1000000 \
 		-e sched:sched_switch -- perf test -w noploop 0.2 2>/dev/null
-	convert -i "${tmpdir}/mixed.data" --to-trace-dat "${tmpdir}/mixed.dat" ||
-		return
+	convert -i "${tmpdir}/mixed.data" --to-trace-dat "${tmpdir}/mixed.dat" \
+		--all || return
 	if ! trace-cmd report "${tmpdir}/mixed.dat" 2>/dev/null |
 		grep -q "sample:.*cpu-clock ip="; then
-		echo "no perf:sample events in trace-cmd report"
+		echo "--all: no perf:sample events in trace-cmd report"
 		err=1
 	fi
-	convert -i "${tmpdir}/mixed.data" --to-trace-dat "${tmpdir}/tp.dat" \
-		--tracepoints-only || return
+	convert -i "${tmpdir}/mixed.data" --to-trace-dat "${tmpdir}/tp.dat" ||
+		return
 	if trace-cmd report "${tmpdir}/tp.dat" 2>/dev/null | grep -q " sample: "; then
-		echo "--tracepoints-only left perf:sample events in"
+		echo "default conversion has perf:sample events"
 		err=1
 	fi
-	compare "${tmpdir}/mixed.data" "${tmpdir}/tp.dat" "tracepoints-only"
+	compare "${tmpdir}/mixed.data" "${tmpdir}/tp.dat" "tracepoints by default"
 }
 
-# Append PERF_RECORD_AUX, LOST and LOST_SAMPLES records after the last
-# sample of the pipe-mode recording $1, writing $2; the sample_id trailer
-# of each record follows the first attr.
-add_aux_lost()
+# Append records after the last sample of the pipe-mode recording $2,
+# writing $3, and print the time of that sample: with $1 = aux,
+# PERF_RECORD_AUX, LOST and LOST_SAMPLES records (the sample_id trailer of
+# each follows the first attr); with big, a copy of the last sample whose
+# raw data is larger than a ring-buffer page.
+add_records()
 {
-	$PYTHON - "$1" "$2" <<'EOF'
+	$PYTHON - "$1" "$2" "$3" <<'EOF'
 import struct, sys
 
-data = open(sys.argv[1], 'rb').read()
+mode = sys.argv[1]
+data = open(sys.argv[2], 'rb').read()
 if data[:8] != b'PERFILE2' or struct.unpack_from('<Q', data, 8)[0] != 16:
     sys.exit('not a little-endian pipe-mode perf.data')
-TID, TIME, ID, CPU, STREAM_ID, IDENTIFIER = 2, 4, 64, 128, 512, 65536
+IP, TID, TIME, ADDR, READ, CALLCHAIN, ID, CPU, PERIOD, STREAM_ID, RAW = \
+    1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024
+IDENTIFIER = 65536
 sample_type = None
 last = 0
+last_pos = None
 pos = 16
 while pos + 8 <= len(data):
     typ, _, size = struct.unpack_from('<IHH', data, pos)
@@ -342,8 +415,10 @@ while pos + 8 <= len(data):
             sys.exit('need sample_id_all and PERF_SAMPLE_TIME')
     elif typ == 9 and sample_type is not None:  # SAMPLE: ident, ip, tid, time
         off = pos + 8 + 8 * bool(sample_type & IDENTIFIER) + \
-            8 * bool(sample_type & 1) + 8 * bool(sample_type & TID)
-        last = max(last, struct.unpack_from('<Q', data, off)[0])
+            8 * bool(sample_type & IP) + 8 * bool(sample_type & TID)
+        t = struct.unpack_from('<Q', data, off)[0]
+        if t >= last:
+            last, last_pos = t, pos
     pos += size
     if typ == 66:                               # HEADER_TRACING_DATA
         pos += struct.unpack_from('<I', data, pos - size + 8)[0]
@@ -358,26 +433,61 @@ def record(typ, body, t):
             body += struct.pack(fmt, *val)
     return struct.pack('<IHH', typ, 0, 8 + len(body)) + body
 
+def sample_copy(raw_size):
+    # The last sample, 1 us later, with its raw data padded with zeros to
+    # raw_size bytes.
+    typ, misc, size = struct.unpack_from('<IHH', data, last_pos)
+    body = bytearray(data[last_pos + 8:last_pos + size])
+    if sample_type & (READ | CALLCHAIN) or not sample_type & RAW:
+        sys.exit('sample layout not handled')
+    off = 0
+    for bit in (IDENTIFIER, IP, TID, TIME, ADDR, ID, STREAM_ID, CPU,
+                PERIOD):
+        if not sample_type & bit:
+            continue
+        if bit == TIME:
+            struct.pack_into('<Q', body, off, last + 1000)
+        off += 8
+    rsize, = struct.unpack_from('<I', body, off)
+    raw = bytes(body[off + 4:off + 4 + rsize])
+    rest = bytes(body[off + 4 + rsize:])
+    raw = raw + bytes(raw_size - len(raw))
+    body = bytes(body[:off]) + struct.pack('<I', len(raw)) + raw + rest
+    return struct.pack('<IHH', typ, misc, 8 + len(body)) + body
+
 t = last + 1000
-recs = record(11, struct.pack('<QQQ', 0x1000, 4096, 0x1 | 0x4), t)      # AUX
-recs += record(2, struct.pack('<QQ', 0, 7), t + 1000)                   # LOST
-recs += record(13, struct.pack('<Q', 5), t + 2000)                      # LOST_SAMPLES
-recs += record(11, struct.pack('<QQQ', 0x2000, 8192, 0x8), t + 3000)    # AUX
-open(sys.argv[2], 'wb').write(data + recs)
+if mode == 'aux':
+    recs = record(11, struct.pack('<QQQ', 0x1000, 4096, 0x1 | 0x4), t)    # AUX
+    recs += record(2, struct.pack('<QQ', 0, 7), t + 1000)                 # LOST
+    recs += record(13, struct.pack('<Q', 5), t + 2000)                    # LOST_SAMPLES
+    recs += record(11, struct.pack('<QQQ', 0x2000, 8192, 0x8), t + 3000)  # AUX
+elif mode == 'big':
+    recs = sample_copy(raw_size=3 * 4096 + 4)
+else:
+    sys.exit('unknown mode ' + mode)
+open(sys.argv[3], 'wb').write(data + recs)
+print(f'{last // 10**9}.{last % 10**9:09d}')
 EOF
 }
 
 test_aux_lost()
 {
-	local e rep="${tmpdir}/aux.report"
+	local e last s0 l0 rep="${tmpdir}/aux.report"
+	local added="aux: *offset=0x1000|lost: *id=0 lost=7|lost_samples: *lost=5|aux: *offset=0x2000"
 
-	echo "Testing perf:aux and perf:lost events for AUX and LOST records"
-	if ! add_aux_lost "${tmpdir}/pipe.data" "${tmpdir}/aux.data"; then
+	echo "Testing perf:aux and perf:lost events for AUX and LOST records with --all"
+	if ! last=$(add_records aux "${tmpdir}/pipe.data" "${tmpdir}/aux.data"); then
 		echo "cannot add AUX and LOST records to the pipe recording"
 		err=1
 		return
 	fi
-	convert -i - --to-trace-dat "${tmpdir}/aux.dat" < "${tmpdir}/aux.data" ||
+	# The recording may have LOST records of its own (a loaded machine):
+	# count those first.
+	convert -i - --to-trace-dat "${tmpdir}/aux0.dat" --all < "${tmpdir}/pipe.data" ||
+		return
+	s0=$(sed -n 's/.* \([0-9]*\) synthetic,.*/\1/p' "${tmpdir}/convert.err")
+	l0=$(sed -n 's/.* (\([0-9]*\) after lost events).*/\1/p' "${tmpdir}/convert.err")
+	convert -i - --to-trace-dat "${tmpdir}/aux.dat" --all < "${tmpdir}/aux.data" ||
 		return
 	trace-cmd report "${tmpdir}/aux.dat" > "${rep}" 2>/dev/null
 	for e in "aux: *offset=0x1000 size=4096 flags=TRUNCATED|PARTIAL" \
@@ -388,20 +498,183 @@ test_aux_lost()
 			err=1
 		fi
 	done
-	if ! grep -Eq " 4 synthetic, .* \(1 after lost events\)" \
+	if ! grep -Eq " $((s0 + 4)) synthetic, .* \($((l0 + 1)) after lost events\)" \
 		"${tmpdir}/convert.err"; then
-		echo "AUX/LOST records not counted as 4 synthetic events and a lost page:"
+		echo "AUX/LOST records not counted as 4 more synthetic events (${s0} before) and a lost page (${l0} before):"
 		cat "${tmpdir}/convert.err"
 		err=1
 	fi
 	compare "${tmpdir}/aux.data" "${tmpdir}/aux.dat" "pipe with AUX/LOST"
-	convert -i - --to-trace-dat "${tmpdir}/aux-tp.dat" --tracepoints-only \
+	convert -i - --to-trace-dat "${tmpdir}/aux-tp.dat" \
 		< "${tmpdir}/aux.data" || return
 	if trace-cmd report "${tmpdir}/aux-tp.dat" 2>/dev/null |
 		grep -Eq " (aux|lost|lost_samples): "; then
-		echo "--tracepoints-only left perf:aux/perf:lost events in"
+		echo "default conversion has perf:aux/perf:lost events"
 		err=1
 	fi
+	# The records follow the last sample: --time up to it leaves them out,
+	# what the recording had stays.
+	convert -i - --to-trace-dat "${tmpdir}/aux0-time.dat" --all \
+		--time ",${last}" < "${tmpdir}/pipe.data" || return
+	e=$(sed -n 's/.* \([0-9]* synthetic,.*after lost events)\), \([0-9]*\) skipped.*/\1 \2/p' \
+		"${tmpdir}/convert.err")
+	convert -i - --to-trace-dat "${tmpdir}/aux-time.dat" --all \
+		--time ",${last}" < "${tmpdir}/aux.data" || return
+	if trace-cmd report "${tmpdir}/aux-time.dat" 2>/dev/null | grep -Eq "${added}"; then
+		echo "--time ,${last} left the added perf:aux/perf:lost events in"
+		err=1
+	fi
+	if ! grep -Fq " ${e% *}, $((${e##* } + 4)) skipped" "${tmpdir}/convert.err"; then
+		echo "--time ,${last}: AUX/LOST records not skipped:"
+		cat "${tmpdir}/convert.err"
+		err=1
+	fi
+}
+
+# An event larger than a ring-buffer page cannot be written: a warning
+# says how many were left out.
+test_too_big()
+{
+	echo "Testing an event too big for a page"
+	if ! add_records big "${tmpdir}/pipe.data" "${tmpdir}/big.data" >/dev/null; then
+		echo "cannot add a big sample to the pipe recording"
+		err=1
+		return
+	fi
+	convert -i - --to-trace-dat "${tmpdir}/big.dat" < "${tmpdir}/big.data" ||
+		return
+	if ! grep -q "trace.dat: 1 events too big for a page, largest 12292 bytes" \
+		"${tmpdir}/convert.err"; then
+		echo "no warning about the event too big for a page:"
+		cat "${tmpdir}/convert.err"
+		err=1
+	fi
+}
+
+# Every task has a name, also those that exited before the end: a shell
+# that runs /bin/true three times, each a short-lived child whose pid the
+# shell writes down.
+test_task_names()
+{
+	local pid n=0
+
+	echo "Testing names of short-lived tasks"
+	: > "${tmpdir}/true.pids"
+	# shellcheck disable=SC2016 # expanded by sh
+	perf record -q -a -o "${tmpdir}/tasks.data" -e sched:sched_process_exec \
+		-e sched:sched_process_exit -e sched:sched_switch -e sched:sched_wakeup \
+		-- sh -c 'for i in 1 2 3; do /bin/true & echo $! >> "$1"; wait; done' \
+		sh "${tmpdir}/true.pids" 2>"${tmpdir}/record.err"
+	convert -i "${tmpdir}/tasks.data" --to-trace-dat "${tmpdir}/tasks.dat" ||
+		return
+	compare "${tmpdir}/tasks.data" "${tmpdir}/tasks.dat" "short-lived tasks"
+	# The exit event of each /bin/true shows it under its name.
+	for pid in $(cat "${tmpdir}/true.pids"); do
+		if grep -Eq "^ *true-${pid} .* sched_process_exit: +comm=true pid=${pid} " \
+			"${tmpdir}/report.raw"; then
+			n=$((n + 1))
+		else
+			echo "short-lived tasks: the exit of /bin/true ${pid} is not shown as true-${pid}:"
+			grep -E "sched_process_exit: +comm=true pid=${pid} " "${tmpdir}/report.raw"
+		fi
+	done
+	if [ "${n}" != 3 ]; then
+		echo "short-lived tasks: ${n} of 3 exits of /bin/true named true"
+		err=1
+	fi
+}
+
+# %ps fields resolve through the kallsyms taken from the kernel map.
+test_kallsyms()
+{
+	local n raw
+
+	echo "Testing kallsyms: %ps fields resolve to symbols"
+	perf record -q -a -o "${tmpdir}/ksym.data" -e timer:hrtimer_start \
+		-- sh -c 'sleep 0.1; sleep 0.1' 2>"${tmpdir}/record.err"
+	convert -i "${tmpdir}/ksym.data" --to-trace-dat "${tmpdir}/ksym.dat" ||
+		return
+	trace-cmd report "${tmpdir}/ksym.dat" >"${tmpdir}/ksym.report" 2>/dev/null
+	n=$(grep -Ec "hrtimer_start: .*function=[a-z_][a-z0-9_.]*" \
+		"${tmpdir}/ksym.report" || true)
+	raw=$(grep -Ec "hrtimer_start: .*function=(0x)?[0-9a-f]{8,} " \
+		"${tmpdir}/ksym.report" || true)
+	if [ "${n}" = 0 ] || [ "${raw}" != 0 ] ||
+		! grep -q "function=hrtimer_wakeup" "${tmpdir}/ksym.report"; then
+		echo "kallsyms: ${n} hrtimer_start events with a symbol, ${raw} with an address, hrtimer_wakeup of sleep expected:"
+		grep -m3 "hrtimer_start:" "${tmpdir}/ksym.report"
+		err=1
+	fi
+}
+
+# UNAME and VERSION are those of the recording and of this perf
+# ('trace-cmd report --uname' and '--version' print them after "cpus=N").
+test_uname_version()
+{
+	local f u v
+
+	echo "Testing the UNAME and VERSION options"
+	u="Linux $(uname -n) $(uname -r) $(uname -m)"
+	v=$(perf --version)
+	for f in v7 v6; do
+		if ! trace-cmd report --uname "${tmpdir}/${f}.dat" 2>/dev/null |
+			grep -qxF "${u}"; then
+			echo "${f}: UNAME is not '${u}':"
+			trace-cmd report --uname "${tmpdir}/${f}.dat" 2>&1 | head -3
+			err=1
+		fi
+		if ! trace-cmd report --version "${tmpdir}/${f}.dat" 2>/dev/null |
+			grep -qxF "${v}"; then
+			echo "${f}: VERSION is not '${v}':"
+			trace-cmd report --version "${tmpdir}/${f}.dat" 2>&1 | head -3
+			err=1
+		fi
+	done
+}
+
+# --tod: trace-cmd's timestamps are the wall clock times perf script --tod
+# prints for the same events.
+test_tod()
+{
+	echo "Testing --tod"
+	perf record -q -a -k CLOCK_MONOTONIC -o "${tmpdir}/tod.data" \
+		-e sched:sched_switch -e sched:sched_wakeup -- sleep 0.2 \
+		2>"${tmpdir}/record.err"
+	convert -i "${tmpdir}/tod.data" --to-trace-dat "${tmpdir}/tod.dat" --tod ||
+		return
+	trace-cmd report -t "${tmpdir}/tod.dat" >"${tmpdir}/tod.report" 2>/dev/null
+	TZ=UTC perf script -i "${tmpdir}/tod.data" --ns -F tod,cpu,event \
+		>"${tmpdir}/tod.script" 2>/dev/null
+	$PYTHON - "${tmpdir}/tod.report" "${tmpdir}/tod.script" <<'EOF' || err=1
+import calendar, re, sys, time
+from collections import Counter
+
+r, s = Counter(), Counter()
+pat = re.compile(r'^\s*.*-\d+\s+\[(\d+)\]\s+(\d+)\.(\d{9}):\s+(\w+):')
+for line in open(sys.argv[1]):
+    m = pat.match(line)
+    if m:
+        cpu, sec, ns, name = m.groups()
+        r[(int(sec) * 10**9 + int(ns), int(cpu), name)] += 1
+# perf script prints the CPU, then the time of day, then the event.
+pat = re.compile(r'^\s*\[(\d+)\]\s+(\d+-\d+-\d+ \d+:\d+:\d+)\.(\d{9})\s+\w+:(\w+):')
+for line in open(sys.argv[2]):
+    m = pat.match(line)
+    if m:
+        cpu, date, ns, name = m.groups()
+        sec = calendar.timegm(time.strptime(date, '%Y-%m-%d %H:%M:%S'))
+        s[(sec * 10**9 + int(ns), int(cpu), name)] += 1
+year = 365 * 86400 * 10**9
+if not s or r != s or min(s)[0] < 40 * year:
+    print(f'--tod: {sum(r.values())} events in trace-cmd report, '
+          f'{sum(s.values())} in perf script --tod, {len(r - s)} differ')
+    for e in sorted((r - s).elements())[:3]:
+        print(f'  only in trace-cmd report: {e}')
+    for e in sorted((s - r).elements())[:3]:
+        print(f'  only in perf script:      {e}')
+    sys.exit(1)
+print(f'--tod: {sum(r.values())} events at the times of perf script --tod')
+EOF
 }
 
 expect_fail()
@@ -508,14 +781,24 @@ EOF
 test_file_v7 || err=1
 test_time_extend || err=1
 test_versions_compression || err=1
+test_uname_version || err=1
 test_time_range || err=1
 test_pipe || err=1
 test_aux_lost || err=1
+test_too_big || err=1
 test_compressed_input || err=1
 test_synthetic || err=1
+test_task_names || err=1
+test_kallsyms || err=1
+test_tod || err=1
 test_bad_input || err=1
 
 cleanup
+if [ -n "${valgrind}" ]; then
+	echo "valgrind: trace-cmd report clean on ${nvalgrind} converted files"
+fi
+echo "names: ${nnames} converted files checked for tasks without a name"
+
 if [ ${err} = 0 ]; then
 	echo "perf data convert --to-trace-dat [SUCCESS]"
 fi
