@@ -490,8 +490,9 @@ cp_ignore() { # cp_ignore NAME: the ignored types for NAME, comma-separated
 	echo "$t"
 }
 t1=$(date +%s)
-UG checkout -q -f --detach base
 for t in $CHECK_TREES; do
+	# The tree as the patches leave it: get_maintainer.pl -f needs the new files.
+	UG checkout -q -f "check/$t"
 	k=0
 	while read -r p; do
 		k=$((k + 1))
@@ -512,7 +513,8 @@ for t in $CHECK_TREES; do
 			done
 			if [ -z "$uncovered" ]; then ign+=,FILE_PATH_CHANGES; else info "$p: no MAINTAINERS entry for$uncovered"; fi
 		fi
-		if out=$(cd "$UT" && scripts/checkpatch.pl --strict --color=never --quiet --ignore "$ign" "$mail" 2>&1); then
+		# PATH: Debian's python3 for scripts/spdxcheck.py (python3-ply, python3-git).
+		if out=$(cd "$UT" && PATH=/usr/bin:$PATH scripts/checkpatch.pl --strict --color=never --quiet --ignore "$ign" "$mail" 2>&1); then
 			ok "checkpatch --strict: $(basename "$mail")"
 		else
 			bad "checkpatch --strict: $t/$(basename "$mail")"
