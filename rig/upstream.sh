@@ -381,8 +381,9 @@ verify_series() {
 		fi
 	done < <(sed -n 's|^diff --git a/\(.*\) b/.*|\1|p' "$dest"/*.patch | sort -u)
 	for p in "${!P_RIGONLY[@]}"; do
-		subj=$(sed -n 's/^Subject: \(\[[^]]*\] \)*//p' "$RIG_TOP/patches/$p" | head -1)
-		! grep -qF "$subj" "$dest"/*.patch || die "$t: the rig-only $p ($subj) is in the series"
+		subj=$(git mailinfo /dev/null /dev/null <"$RIG_TOP/patches/$p" | sed -n 's/^Subject: //p')
+		! UG log --format=%s base.."upstream/$t" | grep -qxF "$subj" ||
+			die "$t: the rig-only $p ($subj) is in the series"
 	done
 	while read -r p; do
 		for f in ${P_FILES[$p]:-}; do
