@@ -19,7 +19,7 @@
 # Without it the series has no sign-off and cannot be posted as is.
 # Knobs for partial runs of check: UPSTREAM_TREES="tree ...",
 # UPSTREAM_ARCHES="x86_64 arm64", UPSTREAM_BUILD=0 (no builds),
-# UPSTREAM_UPTO=N (build only the first N patches of each tree);
+# UPSTREAM_PATCHES="1 4" (build only these patches of each tree, by number);
 # UPSTREAM_DIR (default build/upstream) holds the clone and the builds.
 # shellcheck source=rig/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -586,20 +586,19 @@ kselftests() {
 for t in $CHECK_TREES; do
 	t1=$(date +%s)
 	mapfile -t COMMITS < <(UG rev-list --reverse "base..check/$t")
-	[ -z "${UPSTREAM_UPTO:-}" ] || COMMITS=("${COMMITS[@]:0:$UPSTREAM_UPTO}")
+	NUMS=${UPSTREAM_PATCHES:-$(seq -s ' ' 1 ${#COMMITS[@]})}
 	case "${T_BUILD[$t]}" in
 	kernel)
 		DIRS=$(kdirs "$t" | tr '\n' ' ')
-		info "$t: kernel builds ($ARCHES) of ${#COMMITS[@]} patches; W=1 on: $DIRS"
+		info "$t: kernel builds ($ARCHES) of patches $NUMS of ${#COMMITS[@]}; W=1 on: $DIRS"
 		UG checkout -q -f --detach base
 		for arch in $ARCHES; do
 			ts=$(date +%s)
 			kbuild "$arch" base || { bad "$t: the pristine base does not build for $arch"; continue; }
 			lap "$t: base, $arch" "$ts"
 		done
-		k=0
-		for c in "${COMMITS[@]}"; do
-			k=$((k + 1))
+		for k in $NUMS; do
+			c=${COMMITS[$((k - 1))]:?"$t has no patch $k"}
 			UG checkout -q -f --detach "$c"
 			for arch in $ARCHES; do
 				ts=$(date +%s)
@@ -619,10 +618,9 @@ for t in $CHECK_TREES; do
 			done
 		done ;;
 	perf)
-		info "$t: perf builds of ${#COMMITS[@]} patches (rig/perf/build.sh into ${U#"$RIG_TOP"/}/perf)"
-		k=0
-		for c in "${COMMITS[@]}"; do
-			k=$((k + 1))
+		info "$t: perf builds of patches $NUMS of ${#COMMITS[@]} (rig/perf/build.sh into ${U#"$RIG_TOP"/}/perf)"
+		for k in $NUMS; do
+			c=${COMMITS[$((k - 1))]:?"$t has no patch $k"}
 			ts=$(date +%s)
 			UG checkout -q -f --detach "$c"
 			if bash "$RIG_TOP/rig/perf/build.sh" "$U/perf" "$UT" >"$CKO/perf-$k.log" 2>&1; then
