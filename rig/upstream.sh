@@ -583,6 +583,24 @@ kselftests() {
 		UG clean -q -fdx -- "tools/testing/selftests/$d"
 	done
 }
+# cpu_hold / cpu_release: the CPU lock (rig/lib.sh cpu_lock) for one build unit
+# (a kernel and its W=1 directories, a perf build), so that a unit does not
+# queue for the lock again between its steps.
+CPU_HELD=0
+cpu_hold() {
+	[ "${RIG_CPU_LOCK_HELD:-}" != 1 ] || return 0
+	exec {CPUFD}>"$RIG_CACHE/cpu.lock"
+	flock "$CPUFD"
+	export RIG_CPU_LOCK_HELD=1
+	CPU_HELD=1
+}
+cpu_release() {
+	[ "$CPU_HELD" = 1 ] || return 0
+	flock -u "$CPUFD"
+	exec {CPUFD}>&-
+	unset RIG_CPU_LOCK_HELD
+	CPU_HELD=0
+}
 for t in $CHECK_TREES; do
 	t1=$(date +%s)
 	mapfile -t COMMITS < <(UG rev-list --reverse "base..check/$t")
@@ -594,7 +612,9 @@ for t in $CHECK_TREES; do
 		UG checkout -q -f --detach base
 		for arch in $ARCHES; do
 			ts=$(date +%s)
-			kbuild "$arch" base || { bad "$t: the pristine base does not build for $arch"; continue; }
+			cpu_hold
+			kbuild "$arch" base || bad "$t: the pristine base does not build for $arch"
+			cpu_release
 			lap "$t: base, $arch" "$ts"
 		done
 		for k in $NUMS; do
@@ -602,7 +622,9 @@ for t in $CHECK_TREES; do
 			UG checkout -q -f --detach "$c"
 			for arch in $ARCHES; do
 				ts=$(date +%s)
+				cpu_hold
 				if ! kbuild "$arch" "$k"; then
+					cpu_release
 					bad "$t: patch $k ($(UG log -1 --format=%s)) does not build for $arch (log: ${CKO#"$RIG_TOP"/}/kbuild-$arch.log)"
 					continue
 				fi
@@ -614,6 +636,7 @@ for t in $CHECK_TREES; do
 					ok "$t: patch $k ($(UG log -1 --format=%s)) builds for $arch, no new W=1 warning"
 				fi
 				kselftests "$arch" || bad "$t: patch $k: kselftest build failed for $arch"
+				cpu_release
 				lap "$t: patch $k, $arch" "$ts"
 			done
 		done ;;
@@ -623,12 +646,14 @@ for t in $CHECK_TREES; do
 			c=${COMMITS[$((k - 1))]:?"$t has no patch $k"}
 			ts=$(date +%s)
 			UG checkout -q -f --detach "$c"
+			cpu_hold
 			if bash "$RIG_TOP/rig/perf/build.sh" "$U/perf" "$UT" >"$CKO/perf-$k.log" 2>&1; then
 				ok "$t: patch $k ($(UG log -1 --format=%s)) builds perf"
 			else
 				tail -30 "$CKO/perf-$k.log" >&2
 				bad "$t: patch $k ($(UG log -1 --format=%s)) does not build perf (log: ${CKO#"$RIG_TOP"/}/perf-$k.log)"
 			fi
+			cpu_release
 			lap "$t: patch $k, perf" "$ts"
 		done ;;
 	esac
