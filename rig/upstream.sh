@@ -579,7 +579,7 @@ kselftests() {
 		# Warnings in the files the tree adds or changes; the others are the base's.
 		UG diff --name-only base HEAD -- "tools/testing/selftests/$d" | xargs -rn1 basename >"$log.files"
 		if grep -E 'warning:|error:' "$log" | grep -F -f "$log.files" >&2; then return 1; fi
-		ok "kselftest $d builds for $arch (modules: $(find "$UT/tools/testing/selftests/$d" -name '*.ko' -printf '%f ')))"
+		ok "kselftest $d builds for $arch (modules: $(find "$UT/tools/testing/selftests/$d" -name '*.ko' -printf '%f ' | sed 's/ $//'))"
 		UG clean -q -fdx -- "tools/testing/selftests/$d"
 	done
 }
