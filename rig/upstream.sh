@@ -220,7 +220,10 @@ mail_of() { sed -E 's/.*<(.*)>/\1/' <<<"$1"; }
 basecommit=$(git -C "$TREE" rev-parse -q --verify 'refs/tags/base^{commit}') || die "$TREE has no tag base: run 'make tree'"
 mkdir -p "$U"
 exec {ULOCK}>"$U/.tree.lock"
-flock -x "$ULOCK"
+if ! flock -n -x "$ULOCK"; then
+	info "waiting for ${U#"$RIG_TOP"/} (another make upstream or upstream-check uses it)"
+	flock -x "$ULOCK"
+fi
 # kernel.sh below runs with BUILD=$U: it must not lock $U/.tree.lock again.
 export RIG_TREE_LOCK_HELD=1
 if [ -d "$UT/.git" ] && [ "$(git -C "$UT" rev-parse -q --verify 'refs/tags/base^{commit}' 2>/dev/null)" != "$basecommit" ]; then
