@@ -12,6 +12,8 @@ PKGS=(
 	libslang2-dev libunwind-dev libtraceevent-dev libtracefs-dev python3-dev
 	libperl-dev systemtap-sdt-dev libdebuginfod-dev libcapstone-dev libpfm4-dev
 	trace-cmd valgrind kernelshark xvfb xauth xdotool imagemagick time device-tree-compiler ocaml-nox
+	# scripts/spdxcheck.py, which checkpatch runs on new files (make upstream-check)
+	python3-ply python3-git
 )
 
 mkdir -p "$RIG_CACHE"

@@ -13,7 +13,7 @@ ok() { echo "lint: ok: $*" >&2; }
 
 # 1. Series lint (Debian check-patches style).
 mapfile -t SERIES < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' patches/series)
-mapfile -t FILES < <(find patches -maxdepth 1 -type f ! -name series ! -name UPSTREAM -printf '%f\n' | sort)
+mapfile -t FILES < <(find patches -maxdepth 1 -type f ! -name series ! -name UPSTREAM ! -name upstream.conf -printf '%f\n' | sort)
 for p in "${SERIES[@]}"; do
 	[ -f "patches/$p" ] || bad "patches/series lists $p, which does not exist"
 done
