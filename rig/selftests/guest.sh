@@ -38,9 +38,10 @@ run() {
 }
 
 # The programs of the perf_events kselftest (its Makefile's TEST_GEN_PROGS)
-# that must pass here. Two upstream ones run but cannot pass in these TCG
-# guests: remove_on_exec opens PERF_TYPE_HARDWARE events (x86_64 TCG has no
-# PMU) and sigtrap_threads' signal_stress tests outlast the harness' 30 s.
+# that must pass here. Two upstream ones must run but fail in these TCG
+# guests, on the base as with the series: remove_on_exec cannot open its
+# PERF_TYPE_HARDWARE event (no PMU on x86_64 TCG; arm64's fails too) and
+# sigtrap_threads' signal_stress tests outlast the harness' 30 s.
 KSFT_PROGS="watermark_signal mmap aux_set_output"
 KSFT_OTHER="sigtrap_threads remove_on_exec"
 rc=0
@@ -91,8 +92,10 @@ prog != "" && /^#$/ { print prog ":"; next }
 while IFS= read -r line; do
 	say "$line"
 done </tmp/ksft.lines
+# The runner's status (arm64's run_kselftest.sh fails when any program
+# fails, x86_64's make run_tests does not) counts nothing here: the
+# per-program results below do.
 say "SELFTESTS: kselftest runner exit $ksft_rc"
-[ "$ksft_rc" = 0 ] || rc=1
 for p in $KSFT_PROGS; do
 	grep -q "^SELFTESTS: result $p 0\$" /tmp/ksft.lines ||
 		{ say "SELFTESTS: $p did not pass in the kselftest run"; rc=1; }
