@@ -61,15 +61,17 @@ run noswaux /tmp/noswaux/aux_set_output
 # -C tools/testing/selftests TARGETS=perf_events run_tests`, arm64 the
 # installed run_kselftest.sh -c perf_events); aux_set_output loads
 # perf_swaux.ko from its directory's test_modules/ and unloads it. The
-# runner's nested TAP ("# ...") becomes "<prog>: ..." lines, and each
-# "ok N selftests: perf_events: <prog>" a "SELFTESTS: result <prog> <status>".
+# runner's nested TAP ("# ...") becomes "<prog>: ..." lines ("ksft-mmap: "
+# for mmap, whose aux variants skip here: the module is not loaded; they run
+# below), and each "ok N selftests: perf_events: <prog>" a "SELFTESTS:
+# result <prog> <status>".
 # Append mode: the runner writes each program's output through its own
 # open of /dev/stdout (its $logfile), which must not be overwritten.
 : >/tmp/ksft.log
 sh "$dir/ksft.sh" >>/tmp/ksft.log 2>&1
 ksft_rc=$?
 awk '
-/^# selftests: perf_events: / { prog = $NF; next }
+/^# selftests: perf_events: / { prog = $NF; label = (prog == "mmap") ? "ksft-mmap" : prog; next }
 /^(not )?ok [0-9]+ selftests: perf_events: / {
 	st = 0
 	if ($1 == "not")
@@ -85,8 +87,8 @@ awk '
 	prog = ""
 	next
 }
-prog != "" && /^# / { print prog ": " substr($0, 3); next }
-prog != "" && /^#$/ { print prog ":"; next }
+prog != "" && /^# / { print label ": " substr($0, 3); next }
+prog != "" && /^#$/ { print label ":"; next }
 /^# / { print "ksft: " $0; next }
 { print "ksft: " $0 }' /tmp/ksft.log >/tmp/ksft.lines
 while IFS= read -r line; do
