@@ -18,6 +18,16 @@ DST=$BUILD/selftests-$arch
 [ -f "$O/Module.symvers" ] || die "no kernel build in ${O#"$RIG_TOP"/}: run 'make kernel ARCH=$arch' first"
 [ -f "$SRC/aux_set_output.c" ] || die "no aux_set_output.c in ${SRC#"$RIG_TOP"/}: run 'make tree' first"
 
+# BASE=1: the pristine tree has no kselftest wiring for aux_set_output and
+# its module (the series' selftests build patch): apply that patch's test
+# directory changes alone, so that the kernel under test is the only
+# difference (the next `make tree` restores the tree).
+if ! grep -q aux_set_output "$SRC/Makefile"; then
+	git -C "$TREE" apply "$RIG_TOP/patches/selftests-perf_events-build-aux_set_output.patch" ||
+		die "cannot apply the selftests build patch to the base tree"
+	info "base tree: applied patches/selftests-perf_events-build-aux_set_output.patch (tests only)"
+fi
+
 # The directory's settings must cover every test's declared timeout:
 # kselftest's runner kills the whole program at the settings timeout.
 declared=$(awk -f "$RIG_TOP/rig/selftests/timeouts.awk" "$SRC/aux_set_output.c")
