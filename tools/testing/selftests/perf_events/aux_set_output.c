@@ -656,6 +656,33 @@ static void run_for(struct __test_metadata *_metadata,
 	}
 }
 
+/*
+ * After a redirect's fixed window, wait up to @ms for a child record in @to
+ * (written after its save), keeping non-snapshot buffers drained. What must
+ * not happen (a write into the old buffer) is judged over the fixed window;
+ * what must happen (a child writing into the new one) is waited for: on a
+ * loaded host a TCG vCPU can stall for longer than the window. Not waited
+ * for when @from (NULL: unmapped) was written after the redirect: the test
+ * has failed already.
+ */
+static void wait_new_child_records(struct __test_metadata *_metadata,
+				   FIXTURE_DATA(redirect) *self,
+				   const FIXTURE_VARIANT(redirect) *variant,
+				   struct auxbuf *from, struct auxbuf *to, long ms)
+{
+	double end = now_ms() + ms;
+	struct scan s;
+
+	if (from && auxbuf_changed(from))
+		return;
+	for (;;) {
+		auxbuf_scan(to, 0, true, &s);
+		if (s.changed_inherited || now_ms() >= end)
+			return;
+		run_for(_metadata, self, variant, 10);
+	}
+}
+
 FIXTURE_SETUP(redirect)
 {
 	int ncpus;
@@ -901,6 +928,8 @@ static bool redirect_and_check(struct __test_metadata *_metadata,
 		redirect_check_data(_metadata, from, to);
 		return clean;
 	}
+	if (to)
+		wait_new_child_records(_metadata, self, variant, from, to, WAIT_MS);
 	auxbuf_scan(from, 0, true, &s);
 	EXPECT_FALSE(auxbuf_changed(from))
 		TH_LOG("old buffer written after SET_OUTPUT returned: %d new records, %d of %s",
@@ -1226,6 +1255,7 @@ TEST_F_TIMEOUT(redirect, unmap_old, 25)
 		run_for(_metadata, self, variant, 300 - SWITCH_MS);
 
 		if (pmu.swaux) {
+			wait_new_child_records(_metadata, self, variant, NULL, to, WAIT_MS);
 			auxbuf_scan(to, 0, true, &s);
 			EXPECT_GT(s.changed_inherited, 0)
 				TH_LOG("no child record reached the new buffer");
@@ -1388,6 +1418,21 @@ TEST(per_cpu_all)
 			sleep_ms(10);
 			if (t == SWITCH_MS / 10 - 1)
 				clean = sw >= 0 && task_switches(child + 1, ncpus - 1) == sw;
+		}
+		/* As wait_new_child_records(), for each CPU's pair of buffers */
+		for (int i = 0; i < ncpus; i++) {
+			double end = now_ms() + WAIT_MS;
+
+			if (cpus[i] == ctl || auxbuf_changed(&from[i]))
+				continue;
+			for (;;) {
+				auxbuf_scan(&to[i], 0, true, &s);
+				if (s.changed_inherited || now_ms() >= end)
+					break;
+				for (int j = 0; j < ncpus; j++)
+					auxbuf_consume(&to[j]);
+				sleep_ms(10);
+			}
 		}
 		for (int i = 0; i < ncpus; i++) {
 			auxbuf_scan(&from[i], 0, true, &s);
