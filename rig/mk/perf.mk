@@ -4,6 +4,8 @@
 #   make perf [BASE=1]       build/perf/perf (series) or build/perf-base/perf (base)
 #   make perf-test [BASE=1]  run the issue-5 perf shell tests with that binary
 #   make perf-ab             assert: new tests fail on base, pass on the series
+#   make perf-suite          perf's whole `perf test`, base vs series: no test
+#                            that passes with the base may fail with the series
 #
 # `make perf` switches build/linux itself (rig/tree.sh) and builds while holding
 # the tree lock, so a concurrent `make tree` cannot change the sources mid-build.
@@ -18,9 +20,10 @@ PERF_TESTS  += $(PERF_Z_TESTS)
 
 EXTRA_HELP += '  make perf [BASE=1]         perf from build/linux into build/perf (BASE=1: build/perf-base)' \
 	'  make perf-test [BASE=1]    perf shell tests (PERF_TESTS) with that perf, on the host' \
-	'  make perf-ab               perf -z tests fail on the base perf, pass with the series'
+	'  make perf-ab               perf -z tests fail on the base perf, pass with the series' \
+	'  make perf-suite            whole perf test, base vs series perf: no new failure (slow, not in check)'
 
-.PHONY: perf perf-test perf-ab
+.PHONY: perf perf-test perf-ab perf-suite
 
 perf:
 	@BASE=$(PERF_BASE) PERF_SHARE_ODIR=$(CURDIR)/build/perf \
@@ -31,6 +34,10 @@ perf-test:
 
 perf-ab:
 	rig/perf/ab.sh $(PERF_Z_TESTS)
+
+# Not a check stage: two full perf test runs under the CPU lock.
+perf-suite:
+	@bash rig/perf/suite.sh
 
 # perf-ab passed end to end (base FAIL x3 + guard PASS, series PASS x4).
 CHECK_STAGES += perf-ab
