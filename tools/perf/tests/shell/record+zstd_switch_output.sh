@@ -1,26 +1,27 @@
 #!/bin/bash
-# perf record -z with --switch-output: every file decodes, no sample lost
+# perf record -z with --switch-output: every file decodes, no record lost
 # SPDX-License-Identifier: GPL-2.0
 #
 # With -z, every output file of --switch-output must start a new zstd
 # stream: a file that continues the stream of the previous one cannot be
 # decoded on its own. Record a workload that runs /bin/true a known number
-# of times with -e sched:sched_process_exec, switch files by time and by
-# size, with and without --aio, and check that every file decodes and that
-# the files together hold exactly one exec sample per run of /bin/true.
+# of times, switch files by time and by size, with and without --aio, and
+# check that every file decodes and that the files together hold exactly
+# one exec COMM record per run of /bin/true.
+#
+# The exec COMM records need no tracefs, so the test neither mounts nor
+# unmounts it (in perf test's parallel run, another test's unmount made
+# perf record fail to write a file's tracing data); the sample rate is low
+# enough and the buffer big enough that no record is lost to an
+# overloaded machine: a LOST record is reported as such.
 
 set -u
 
 err=0
-tracing=/sys/kernel/tracing
-mounted_tracefs=0
 tmpdir=$(mktemp -d /tmp/__perf_test.zstd_switch.XXXXX)
 
 cleanup() {
 	rm -rf "${tmpdir}"
-	if [ "${mounted_tracefs}" = 1 ]; then
-		umount "${tracing}" 2>/dev/null || true
-	fi
 	trap - EXIT TERM INT
 }
 trap_cleanup() {
@@ -34,19 +35,8 @@ if ! perf record -h 2>&1 | grep -q -- '-z, --compression-level'; then
 	echo "perf built without zstd support [Skipped]"
 	exit 2
 fi
-if [ ! -d "${tracing}/events/sched" ]; then
-	if ! mount -t tracefs nodev "${tracing}" 2>/dev/null; then
-		echo "tracefs not available [Skipped]"
-		exit 2
-	fi
-	mounted_tracefs=1
-fi
-if ! perf list tracepoint 2>/dev/null | grep -q sched:sched_process_exec; then
-	echo "no sched:sched_process_exec tracepoint [Skipped]"
-	exit 2
-fi
 
-rounds=6
+rounds=3
 per_round=10
 expected=$((rounds * per_round))
 # Each round runs /bin/true per_round times, then keeps a CPU busy for a
@@ -61,12 +51,12 @@ run_case() {
 	local name=$1
 	shift
 	local dir="${tmpdir}/${name}"
-	local files total=0 nr=0 f n
+	local files total=0 nr=0 lost=0 f n
 
 	mkdir -p "${dir}"
 	echo "--- ${name}: perf record -z $*"
-	if ! timeout -k 5 60 perf record -z -e cpu-clock -c 250000 -g \
-		-e sched:sched_process_exec -o "${dir}/perf.data" "$@" \
+	if ! timeout -k 5 60 perf record -z -m 4M -e cpu-clock -c 1000000 \
+		-o "${dir}/perf.data" "$@" \
 		-- bash -c "${workload}" >"${dir}/record.out" 2>&1; then
 		echo "${name}: perf record failed"
 		tail -5 "${dir}/record.out"
@@ -76,28 +66,31 @@ run_case() {
 	files=$(ls "${dir}"/perf.data.* 2>/dev/null)
 	for f in ${files}; do
 		nr=$((nr + 1))
-		if ! perf script -i "${f}" -F comm,event,trace >"${f}.script" \
-			2>"${f}.err" ||
+		if ! perf script -i "${f}" --show-task-events --show-lost-events \
+			-F comm,pid,event \
+			>"${f}.script" 2>"${f}.err" ||
 		   grep -Eq "decompress|failed to process|processing failed" "${f}.err"; then
 			echo "${name}: $(basename "${f}") does not decode:"
 			grep -Ev "not valid for" "${f}.err" | head -3
 			err=1
 		fi
-		n=$(grep -Ec "sched_process_exec: filename=[^ ]*/true " "${f}.script")
+		n=$(grep -c "PERF_RECORD_COMM exec: true:" "${f}.script")
 		total=$((total + n))
+		lost=$((lost + $(grep -c "PERF_RECORD_LOST" "${f}.script")))
 	done
 	if [ "${nr}" -lt 2 ]; then
 		echo "${name}: only ${nr} output file(s), the switch was not exercised"
 		err=1
 	fi
-	echo "${name}: ${nr} files, ${total} of ${expected} exec samples decoded"
+	echo "${name}: ${nr} files, ${total} of ${expected} exec COMM records decoded," \
+	     "${lost} LOST records"
 	if [ "${total}" -ne "${expected}" ]; then
 		err=1
 	fi
 }
 
-run_case time --switch-output=2s
-run_case time-aio --switch-output=2s --aio
+run_case time --switch-output=1s
+run_case time-aio --switch-output=1s --aio
 run_case size --switch-output=4K
 run_case size-aio --switch-output=4K --aio
 
