@@ -6,6 +6,7 @@
 #   make perf-ab             assert: new tests fail on base, pass on the series
 #   make perf-suite          perf's whole `perf test`, base vs series: no test
 #                            that passes with the base may fail with the series
+#   make bench-record        perf record -z throughput, base vs series perf
 #
 # `make perf` switches build/linux itself (rig/tree.sh) and builds while holding
 # the tree lock, so a concurrent `make tree` cannot change the sources mid-build.
@@ -21,9 +22,10 @@ PERF_TESTS  += $(PERF_Z_TESTS)
 EXTRA_HELP += '  make perf [BASE=1]         perf from build/linux into build/perf (BASE=1: build/perf-base)' \
 	'  make perf-test [BASE=1]    perf shell tests (PERF_TESTS) with that perf, on the host' \
 	'  make perf-ab               perf -z tests fail on the base perf, pass with the series' \
-	'  make perf-suite            whole perf test, base vs series perf: no new failure (slow, not in check)'
+	'  make perf-suite            whole perf test, base vs series perf: no new failure (slow, not in check)' \
+	'  make bench-record          perf record -z throughput (MB/CPU s), base vs series, median of 7'
 
-.PHONY: perf perf-test perf-ab perf-suite
+.PHONY: perf perf-test perf-ab perf-suite bench-record
 
 perf:
 	@BASE=$(PERF_BASE) PERF_SHARE_ODIR=$(CURDIR)/build/perf \
@@ -39,5 +41,9 @@ perf-ab:
 perf-suite:
 	@bash rig/perf/suite.sh
 
-# perf-ab passed end to end (base FAIL x3 + guard PASS, series PASS x4).
+# A measurement, not a check stage.
+bench-record:
+	@bash rig/perf/bench-record.sh
+
+# perf-ab: every record+zstd_*.sh test fails on the base perf and passes with the series.
 CHECK_STAGES += perf-ab

@@ -7,9 +7,11 @@ set -euo pipefail
 
 cd "$(dirname "$0")/../.."
 start=$(date +%s)
-# Regression guards: the 2025 reports are already fixed in the base; these
-# tests must keep passing, so they cannot fail on base by construction.
-guards=" record+zstd_2025_regress.sh "
+# Regression guards (must pass on both; space-separated names): none at
+# present. record+zstd_incompressible.sh, which replaced the guard for the
+# 2025 reports (fixed in the base), fails on the base: its records of
+# incompressible data hit the decoder's "record decodes to nothing" bug.
+guards=" "
 tests=("$@")
 if [ ${#tests[@]} = 0 ]; then
 	echo "perf-ab: no tests given (tools/perf/tests/shell/record+zstd_*.sh)" >&2

@@ -1,5 +1,5 @@
 #!/bin/bash
-# 'perf data convert --to-trace-dat' command test
+# 'perf data convert --to-trace-dat' command test (exclusive)
 # SPDX-License-Identifier: GPL-2.0
 #
 # Records sched, irq and printk:console tracepoints (console messages longer
