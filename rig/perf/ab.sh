@@ -18,9 +18,14 @@ if [ ${#tests[@]} = 0 ]; then
 	exit 1
 fi
 mkdir -p out
-make --no-print-directory perf BASE=1
+# PERF_AB_NOBUILD=1: use build/perf-base/perf and build/perf/perf as built.
+if [ "${PERF_AB_NOBUILD:-0}" != 1 ]; then
+	make --no-print-directory perf BASE=1
+fi
 RESULTS_FILE=out/perf-test-base.txt rig/perf/run-tests.sh build/perf-base/perf "${tests[@]}" || true
-make --no-print-directory perf
+if [ "${PERF_AB_NOBUILD:-0}" != 1 ]; then
+	make --no-print-directory perf
+fi
 RESULTS_FILE=out/perf-test-series.txt rig/perf/run-tests.sh build/perf/perf "${tests[@]}" || true
 
 bad=0
