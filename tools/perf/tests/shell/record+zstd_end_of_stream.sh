@@ -67,8 +67,8 @@ check_case() {
 		err=1
 		return
 	fi
-	exits=$(awk '$1 == "EXIT" { print $3 }' "${data}.stats")
-	samples=$(awk '$1 == "SAMPLE" { print $3 }' "${data}.stats")
+	exits=$(awk '$1 == "EXIT" { print $3; exit }' "${data}.stats")
+	samples=$(awk '$1 == "SAMPLE" { print $3; exit }' "${data}.stats")
 	echo "${name}: ${samples:-0} samples, ${exits:-0} EXIT," \
 	     "$(grep -o 'original [^)]*' "${data}.rec")"
 	if [ "${exits:-0}" -lt 1 ]; then

@@ -69,7 +69,7 @@ check_case() {
 		err=1
 		return
 	fi
-	samples=$(awk '$1 == "SAMPLE" { print $3 }' "${data}.stats")
+	samples=$(awk '$1 == "SAMPLE" { print $3; exit }' "${data}.stats")
 	ratio=$(sed -nE 's/.*ratio is ([0-9.]+).*/\1/p' "${data}.rec")
 	echo "${name}: ${samples:-0} samples decoded, $(grep -o 'original [^)]*' "${data}.rec")"
 	if [ "${samples:-0}" -lt 100 ]; then
