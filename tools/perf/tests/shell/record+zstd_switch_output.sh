@@ -5,16 +5,20 @@
 # With -z, every output file of --switch-output must start a new zstd
 # stream: a file that continues the stream of the previous one cannot be
 # decoded on its own. Record a workload that runs /bin/true a known number
-# of times, switch files by time and by size, with and without --aio, and
-# check that every file decodes and that the files together hold exactly
-# one exec COMM record per run of /bin/true.
+# of times, switch files on a signal and by size, with and without --aio,
+# and check that every file decodes and that the files together hold
+# exactly one exec COMM record per run of /bin/true.
 #
-# The exec COMM records need no tracefs. A sched:sched_process_exec
-# tracepoint did: perf record reads tracefs for the tracing data of each
-# file it writes, and in perf test's parallel run another test's umount of
-# tracefs (it mounts it when needed and unmounts it at the end) made files
-# unreadable ("incompatible file format"). LOST records, which an
-# overloaded machine could cause, are counted and shown.
+# Why not a tracepoint and time-based switching, as this test first did:
+# - perf record reads tracefs for the tracing data of every file it
+#   writes; when tracefs is unmounted meanwhile (a test that mounted it
+#   cleans up), the file is unreadable. Exec COMM records need no tracefs.
+# - --switch-output=<time> arms its alarm before perf record's setup and
+#   drops an alarm that fires before recording starts, never re-arming it:
+#   when setup outlasts the period (a loaded machine, as in perf test's
+#   parallel run; or -D 1500 with 1s) no file is ever switched. The
+#   workload sends the SIGUSR2 of --switch-output=signal itself instead,
+#   after a second of work, when recording has surely started.
 
 set -u
 
@@ -40,11 +44,13 @@ fi
 rounds=2
 per_round=10
 expected=$((rounds * per_round))
-# Each round runs /bin/true per_round times, then keeps a CPU busy for a
-# second so that cpu-clock samples fill the files between the switches.
+# Each round runs /bin/true per_round times, keeps a CPU busy for a second
+# so that cpu-clock samples fill the files, and signals perf record (its
+# parent) to switch files.
 workload="for r in \$(seq ${rounds}); do
 	for t in \$(seq ${per_round}); do /bin/true; done
 	perf test -w noploop 1
+	kill -USR2 \$PPID
 done"
 
 # $1: name, rest: extra perf record options
@@ -90,7 +96,7 @@ run_case() {
 	fi
 }
 
-run_case time --switch-output=1s
+run_case signal --switch-output=signal
 run_case size --switch-output=4K
 run_case size-aio --switch-output=4K --aio
 
