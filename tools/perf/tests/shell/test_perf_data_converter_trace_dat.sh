@@ -500,7 +500,8 @@ test_aux_lost()
 	done
 	if ! grep -Eq " $((s0 + 4)) synthetic, .* \($((l0 + 1)) after lost events\)" \
 		"${tmpdir}/convert.err"; then
-		echo "AUX/LOST records not counted as 4 more synthetic events (${s0} before) and a lost page (${l0} before):"
+		echo "AUX/LOST records not counted as 4 more synthetic events" \
+			"(${s0} before) and a lost page (${l0} before):"
 		cat "${tmpdir}/convert.err"
 		err=1
 	fi
@@ -601,7 +602,8 @@ test_kallsyms()
 		"${tmpdir}/ksym.report" || true)
 	if [ "${n}" = 0 ] || [ "${raw}" != 0 ] ||
 		! grep -q "function=hrtimer_wakeup" "${tmpdir}/ksym.report"; then
-		echo "kallsyms: ${n} hrtimer_start events with a symbol, ${raw} with an address, hrtimer_wakeup of sleep expected:"
+		echo "kallsyms: ${n} hrtimer_start events with a symbol," \
+			"${raw} with an address, hrtimer_wakeup of sleep expected:"
 		grep -m3 "hrtimer_start:" "${tmpdir}/ksym.report"
 		err=1
 	fi
