@@ -44,6 +44,10 @@ if ! command -v python3 >/dev/null; then
 	echo "no python3 to craft the records [Skipped]"
 	exit 2
 fi
+if [ ! -x /usr/bin/time ]; then
+	echo "no /usr/bin/time to tell a signal from an exit status [Skipped]"
+	exit 2
+fi
 
 # craft.py long|bomb <in> <out>: <out> is the pipe-mode recording <in>
 # without its COMPRESSED2 records and with one crafted record after the
