@@ -86,8 +86,8 @@ run_case plain
 run_case zstd -z
 
 if [ "${err}" = 0 ]; then
-	echo "perf record record.aio pipe test [Success]"
+	echo "perf record with record.aio, pipe output test [Success]"
 else
-	echo "perf record record.aio pipe test [Failed]"
+	echo "perf record with record.aio, pipe output test [Failed]"
 fi
 exit "${err}"

@@ -322,7 +322,8 @@ test_versions_compression()
 		fi
 		compare "${tmpdir}/perf.data" "${tmpdir}/v7-${c}.dat" "v7 ${c}"
 	done
-	v=$(trace-cmd dump --summary "${tmpdir}/v6.dat" 2>/dev/null | awk '/\[Version\]/ {print $1}')
+	v=$(trace-cmd dump --summary "${tmpdir}/v6.dat" 2>/dev/null |
+		awk '/\[Version\]/ {print $1}')
 	if [ "${v}" != 6 ]; then
 		echo "v6 file reports version '${v}'"
 		err=1
@@ -473,7 +474,9 @@ EOF
 test_aux_lost()
 {
 	local e last s0 l0 rep="${tmpdir}/aux.report"
-	local added="aux: *offset=0x1000|lost: *id=0 lost=7|lost_samples: *lost=5|aux: *offset=0x2000"
+	local added="aux: *offset=0x1000|lost: *id=0 lost=7|lost_samples: *lost=5"
+
+	added="${added}|aux: *offset=0x2000"
 
 	echo "Testing perf:aux and perf:lost events for AUX and LOST records with --all"
 	if ! last=$(add_records aux "${tmpdir}/pipe.data" "${tmpdir}/aux.data"); then
@@ -575,7 +578,8 @@ test_task_names()
 			"${tmpdir}/report.raw"; then
 			n=$((n + 1))
 		else
-			echo "short-lived tasks: the exit of /bin/true ${pid} is not shown as true-${pid}:"
+			echo "short-lived tasks: the exit of /bin/true ${pid}" \
+				"is not shown as true-${pid}:"
 			grep -E "sched_process_exit: +comm=true pid=${pid} " "${tmpdir}/report.raw"
 		fi
 	done
