@@ -243,7 +243,7 @@ static void swaux_dump(struct __test_metadata *_metadata, int cpu, long since)
 	int lines = 0;
 	FILE *f;
 
-	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(counters); i++) {
 		snprintf(path, sizeof(path), SWAUX_DEBUGFS "%s", counters[i]);
 		f = fopen(path, "r");
 		if (f && fgets(line, sizeof(line), f))
@@ -268,9 +268,10 @@ static void swaux_dump(struct __test_metadata *_metadata, int cpu, long since)
 	}
 	f = fopen(SWAUX_DEBUGFS "log", "r");
 	while (f && fgets(line, sizeof(line), f) && lines < 40) {
-		int c;
+		char *end;
+		long c = strtol(line, &end, 10);
 
-		if (sscanf(line, "%d", &c) == 1 && c == cpu) {
+		if (end != line && c == cpu) {
 			TH_LOG("swaux log (cpu n time kind event buf): %s", strtok(line, "\n"));
 			lines++;
 		}
