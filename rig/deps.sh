@@ -14,6 +14,9 @@ PKGS=(
 	trace-cmd valgrind kernelshark xvfb xauth xdotool imagemagick time device-tree-compiler ocaml-nox
 	# scripts/spdxcheck.py, which checkpatch runs on new files (make upstream-check)
 	python3-ply python3-git
+	# make fuzz: AFL++ (afl-clang-fast, afl-fuzz) and its LLVM; llvm-symbolizer
+	# for the sanitizer reports of the findings
+	afl++ clang llvm
 )
 
 mkdir -p "$RIG_CACHE"
