@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# make fuzz (fuzzing step): one afl-fuzz instance per target, both at once
+# (one per core), for <seconds>; run it under the CPU lock (run.sh does).
+#
+#   afl.sh <perf> <seed dir> <out dir> <seconds>
+#
+# Targets (AFL replaces @@ with the path of the mutated input):
+#   report   perf report -D -i @@ --symfs <empty dir>
+#            perf_session__process_events() over every record, COMPRESSED2
+#            decompression included, and -D dumps each event and parses each
+#            sample's fields (evsel__parse_sample(), callchains, regs, ...);
+#            report's own tool then handles samples, mmaps, comms, forks as
+#            it would for a real report. --stats would be cheaper but its
+#            tool leaves TRACING_DATA unhandled, so in a pipe-mode file the
+#            tracing data is then read as events and the rest of the file
+#            is never reached. --symfs points at an empty directory: no DSO
+#            or kallsyms of this host is ever opened (hermetic and fast).
+#   convert  perf data convert -i @@ --to-trace-dat <tmpfs>/out.dat --force
+#            the tracing data feature (libtraceevent), COMPRESSED2, and the
+#            trace.dat writer.
+# perf runs hermetic: PERF_CONFIG=/dev/null and no system perfconfig, HOME
+# (and so the build-id cache, ~/.debug) in a fresh temporary directory, no
+# debuginfod. ASan/UBSan abort on the first report, so AFL sees a crash;
+# leak detection is off (perf does not free everything at exit).
+#
+# Prints a progress line per target every minute, and at the end execs,
+# execs/s, coverage, crashes and hangs per target. Each crashing or hanging
+# input goes to <out dir>/findings/ with the sanitizer report of a rerun.
+# Exit status: 0 when no crash and no hang was found, 1 otherwise.
+# shellcheck source=rig/lib.sh
+. "$(dirname "$0")/../lib.sh"
+perf=${1:?usage: afl.sh <perf> <seed dir> <out dir> <seconds>}
+seeds=${2:?}
+out=${3:?}
+secs=${4:?}
+TARGETS=(report convert)
+# An exec over 1 s is a timeout; a timeout that still runs after
+# FUZZ_HANG_MS when rerun is a hang.
+FUZZ_TMOUT_MS=${FUZZ_TMOUT_MS:-1000}
+FUZZ_HANG_MS=${FUZZ_HANG_MS:-10000}
+
+command -v afl-fuzz >/dev/null || die "afl-fuzz not found: run 'make deps' (Debian's afl++)"
+[ -x "$perf" ] || die "$perf not built"
+
+w=$(mktemp -d /dev/shm/rig-fuzz.XXXXXX)
+pids=()
+# shellcheck disable=SC2317 # reached through the EXIT trap
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do
+		kill "$p" 2>/dev/null || true
+	done
+	wait 2>/dev/null || true
+	rm -rf "$w"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+mkdir -p "$w/home" "$w/symfs" "$w/convert"
+
+# The target's environment (afl-fuzz passes its own on).
+export PERF_CONFIG=/dev/null PERF_CONFIG_NOSYSTEM=1 HOME=$w/home TERM=dumb
+unset DEBUGINFOD_URLS PERF_BUILDID_DIR PERF_EXEC_PATH
+SAN_COMMON=abort_on_error=1:symbolize=0:detect_leaks=0:allocator_may_return_null=1:malloc_context_size=0
+export ASAN_OPTIONS=$SAN_COMMON:detect_odr_violation=0
+export UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:symbolize=0:print_stacktrace=0
+export AFL_SKIP_CPUFREQ=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_NO_UI=1
+# The machine is shared: do not pin to a core another process may own.
+export AFL_NO_AFFINITY=1 AFL_HANG_TMOUT=$FUZZ_HANG_MS
+
+target_cmd() {
+	case $1 in
+	report) echo "$perf report -D -i @@ --symfs $w/symfs" ;;
+	convert) echo "$perf data convert -i @@ --to-trace-dat $w/convert/out.dat --force" ;;
+	esac
+}
+
+rm -rf "$out/afl" "$out/findings"
+mkdir -p "$out/afl" "$out/findings"
+for t in "${TARGETS[@]}"; do
+	mkdir -p "$w/tmp-$t"
+	read -r -a cmd <<<"$(target_cmd "$t")"
+	info "fuzz: $t: afl-fuzz -V $secs -t $FUZZ_TMOUT_MS -m none -- ${cmd[*]}"
+	AFL_TMPDIR=$w/tmp-$t afl-fuzz -V "$secs" -t "$FUZZ_TMOUT_MS" -m none \
+		-i "$seeds" -o "$out/afl/$t" -- "${cmd[@]}" >"$out/$t.log" 2>&1 &
+	pids+=($!)
+done
+
+# fstat TARGET KEY: a value from the instance's fuzzer_stats ("" before the first write).
+fstat() {
+	awk -v k="$2" '$1 == k { sub(/^[^:]*: */, ""); print; exit }' \
+		"$out/afl/$1/default/fuzzer_stats" 2>/dev/null || true
+}
+
+t0=$(date +%s)
+running() {
+	local p
+	for p in "${pids[@]}"; do
+		kill -0 "$p" 2>/dev/null && return 0
+	done
+	return 1
+}
+while running; do
+	for _ in $(seq 60); do
+		running || break
+		sleep 1
+	done
+	line="fuzz: $(($(date +%s) - t0))s"
+	for t in "${TARGETS[@]}"; do
+		line="$line | $t: execs $(fstat "$t" execs_done) ($(fstat "$t" execs_ps_last_min)/s)"
+		line="$line edges $(fstat "$t" edges_found) ($(fstat "$t" bitmap_cvg))"
+		line="$line crashes $(fstat "$t" saved_crashes) hangs $(fstat "$t" saved_hangs)"
+	done
+	echo "$line"
+done
+
+rc=0
+i=0
+for t in "${TARGETS[@]}"; do
+	st=0
+	wait "${pids[$i]}" || st=$?
+	i=$((i + 1))
+	if [ ! -f "$out/afl/$t/default/fuzzer_stats" ]; then
+		tail -30 "$out/$t.log" >&2
+		die "fuzz: $t: afl-fuzz did not start (exit $st, log $out/$t.log)"
+	fi
+done
+pids=()
+
+# Rerun an input on the fuzz perf with symbolized reports.
+export ASAN_OPTIONS=abort_on_error=1:symbolize=1:detect_leaks=0:allocator_may_return_null=1
+export UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:symbolize=1:print_stacktrace=1
+ASAN_SYMBOLIZER_PATH=$(command -v llvm-symbolizer || true)
+export ASAN_SYMBOLIZER_PATH
+echo "fuzz: results after ${secs}s (perf: $perf)"
+for t in "${TARGETS[@]}"; do
+	d=$out/afl/$t/default
+	rt=$(fstat "$t" run_time)
+	printf 'fuzz: %-8s execs %s in %s s (%s execs/s), edges %s of %s (bitmap_cvg %s), corpus %s, crashes %s, hangs %s\n' \
+		"$t" "$(fstat "$t" execs_done)" "$rt" "$(fstat "$t" execs_per_sec)" \
+		"$(fstat "$t" edges_found)" "$(fstat "$t" total_edges)" "$(fstat "$t" bitmap_cvg)" \
+		"$(fstat "$t" corpus_count)" "$(fstat "$t" saved_crashes)" "$(fstat "$t" saved_hangs)"
+	for kind in crashes hangs; do
+		for f in "$d/$kind"/id:*; do
+			[ -f "$f" ] || continue
+			rc=1
+			id=${f##*/id:}
+			id=${id%%,*}
+			case $kind in
+			crashes) base=$out/findings/$t-crash-$id ;;
+			hangs) base=$out/findings/$t-hang-$id ;;
+			esac
+			cp "$f" "$base.data"
+			read -r -a cmd <<<"$(target_cmd "$t")"
+			cmd=("${cmd[@]/@@/$base.data}")
+			s=0
+			# The subshell keeps bash's "Aborted" line off the output.
+			(timeout -k 5 60 "${cmd[@]}" >/dev/null 2>"$base.log") 2>/dev/null || s=$?
+			{
+				echo "# input: $f"
+				echo "# rerun: ${cmd[*]}: exit $s"
+			} >>"$base.log"
+			echo "fuzz: $t: $kind: $base.data (rerun exit $s): $(grep -m1 -E 'ERROR: |runtime error|SUMMARY' "$base.log" || echo 'no sanitizer report')"
+		done
+	done
+done
+exit $rc
