@@ -66,7 +66,8 @@ syms=$(nm "$perf")
 grep -q ' __asan_init$' <<<"$syms" || die "$perf is not built with ASan"
 grep -q ' __ubsan_handle_' <<<"$syms" || die "$perf is not built with UBSan"
 grep -q ' __afl_area_ptr$' <<<"$syms" || die "$perf is not AFL-instrumented"
-# Every perf object, not only the AFL runtime: perf.o must call the edge hooks.
-nm "$odir/perf.o" | grep -q '__sanitizer_cov_trace_pc_guard' ||
+# Every perf object, not only the AFL runtime: perf.o must update the edge
+# map (AFL's PCGUARD pass writes to __afl_area_ptr inline).
+grep -q ' U __afl_area_ptr$' <<<"$(nm "$odir/perf.o")" ||
 	die "$odir/perf.o is not instrumented (CC or CLANG not afl-clang-fast?)"
 info "$perf OK (AFL++ instrumentation, ASan, UBSan)"

@@ -61,9 +61,9 @@ rm -rf "$tmp"
 # Every seed must read back, and the -z ones must hold COMPRESSED2 records.
 for f in "$dir"/*.data; do
 	n=$("$perf" report -D -i "$f" 2>/dev/null |
-		awk '$1 == "COMPRESSED2" && $2 == "events:" { print $3; exit }')
+		awk '$1 == "COMPRESSED2" && $2 == "events:" && !n++ { print $3 }')
 	s=$("$perf" report -D -i "$f" 2>/dev/null |
-		awk '$1 == "SAMPLE" && $2 == "events:" { print $3; exit }')
+		awk '$1 == "SAMPLE" && $2 == "events:" && !n++ { print $3 }')
 	case $f in
 	*-z.data|*-rawz.data) [ "${n:-0}" -gt 0 ] || die "seeds: $f has no COMPRESSED2 record" ;;
 	esac
