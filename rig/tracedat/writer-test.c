@@ -10,8 +10,16 @@
  * The rss mode feeds <MB> of incompressible events and prints the peak RSS,
  * which must not depend on <MB>.
  *
+ * The reorder mode feeds events of two CPUs once in time order and once
+ * with some of them late (by up to 6 events, at page starts too, with
+ * equal times, around a lost-events mark): both files must be the same,
+ * byte for byte.  Then an event too late to place, or placed before the
+ * lost-events mark, must be refused with -EAGAIN (strict_order) or get
+ * the time of the one before.
+ *
  * usage: writer-test <le|be> <4|8> <6|7> <none|zstd|zlib> <out.dat> <expected.txt>
  *        writer-test rss <none|zstd|zlib> <MB> <out.dat>
+ *        writer-test reorder <le|be> <4|8> <in-order.dat> <late.dat>
  */
 #include <byteswap.h>
 #include <errno.h>
@@ -157,6 +165,149 @@ static int peak_rss(const char *comp, int mb, const char *path)
 	return ret ? 1 : 0;
 }
 
+#define NR_REORDER	3000
+#define LOST_AT		1500	/* no event crosses it */
+
+struct rev {
+	unsigned long long ts;
+	int cpu, len, seq;
+};
+
+/* Write @ev in the order of @idx; -EAGAIN if the writer refused one. */
+static int reorder_write(const struct rev *ev, const int *idx, int be,
+			 int lsize, const char *path,
+			 unsigned long long *reordered)
+{
+	struct tdw_opts opts = { .clock = "perf", .tmpdir = "/tmp", .nr_cpus = 2,
+				 .version = 7, .strict_order = true };
+	unsigned char payload[512];
+	struct tdw *w;
+	FILE *out;
+	int i, ret;
+
+	blen = 0;
+	tracing_data(be, lsize);
+	w = tdw__new(blob, blen, &opts);
+	if (!w)
+		return -ENOMEM;
+	tdw__add_cmdline(w, 4242, "wtest-task");
+	for (i = 0; i < NR_REORDER; i++) {
+		const struct rev *e = &ev[idx[i]];
+
+		if (i == LOST_AT)
+			tdw__mark_lost(w, 0, e->ts);
+		memset(payload, 0, sizeof(payload));
+		tdw__put16(w, payload, 100);
+		tdw__put32(w, payload + 4, 4242);
+		tdw__put32(w, payload + 8, e->seq);
+		tdw__put32(w, payload + 12, (unsigned int)(e->len + 1) << 16 | 16);
+		memset(payload + 16, 'a' + e->seq % 26, e->len);
+		ret = tdw__add_event(w, e->cpu, e->ts, payload, 16 + e->len + 1);
+		if (ret) {
+			tdw__delete(w);
+			return ret;
+		}
+	}
+	out = fopen(path, "w");
+	if (!out)
+		return -EIO;
+	ret = tdw__finish(w, out);
+	if (fclose(out))
+		ret = -EIO;
+	*reordered = tdw__stats(w)->reordered;
+	tdw__delete(w);
+	return ret;
+}
+
+static int reorder(const char *endian, int lsize, const char *in_order,
+		   const char *late)
+{
+	static struct rev ev[NR_REORDER];
+	static int arrival[NR_REORDER], sorted[NR_REORDER];
+	unsigned long long ts = 1000000000ULL, reordered, r2;
+	struct tdw_opts opts = { .clock = "perf", .tmpdir = "/tmp", .nr_cpus = 2,
+				 .version = 7 };
+	unsigned char payload[64] = { 0 };
+	int be = !strcmp(endian, "be"), i, j, ret, moved = 0;
+	struct tdw *w;
+
+	/* Events in time order, then some made late by 1 to 6 events. */
+	for (i = 0; i < NR_REORDER; i++) {
+		ev[i].cpu = (i / 7) % 2;
+		ev[i].len = (i * 53) % 200;
+		ev[i].seq = i;
+		arrival[i] = i;
+		if (i % 97 == 0)
+			ts += (1ULL << 27) + 5;	/* TIME_EXTEND */
+		else if (i % 5)
+			ts += 700 + i % 300;	/* every fifth: the same time */
+		ev[i].ts = ts;
+	}
+	for (i = 10; i < NR_REORDER; i += 23 + i % 17) {
+		int by = 1 + i % 6, late_one = arrival[i - by];
+
+		if (i - by <= LOST_AT && i >= LOST_AT)
+			continue;
+		/* The event at i - by arrives after the by events after it. */
+		memmove(&arrival[i - by], &arrival[i - by + 1], by * sizeof(int));
+		arrival[i] = late_one;
+		moved++;
+	}
+	/* Time order of the arrival order, events of the same time as they came. */
+	for (i = 0; i < NR_REORDER; i++) {
+		for (j = i; j > 0 && ev[sorted[j - 1]].ts > ev[arrival[i]].ts; j--)
+			sorted[j] = sorted[j - 1];
+		sorted[j] = arrival[i];
+	}
+	ret = reorder_write(ev, sorted, be, lsize, in_order, &r2);
+	if (ret || r2) {
+		fprintf(stderr, "writer-test reorder: in time order: %d, %llu reordered\n",
+			ret, r2);
+		return 1;
+	}
+	ret = reorder_write(ev, arrival, be, lsize, late, &reordered);
+	if (ret) {
+		fprintf(stderr, "writer-test reorder: %d late events: %s\n",
+			moved, strerror(-ret));
+		return 1;
+	}
+	printf("writer-test reorder %s long=%d: %d events, %d late, %llu reordered\n",
+	       endian, lsize, NR_REORDER, moved, reordered);
+
+	/* Too late to place: refused, or the time of the one before. */
+	for (int strict = 1; strict >= 0; strict--) {
+		opts.strict_order = strict;
+		blen = 0;
+		tracing_data(be, lsize);
+		w = tdw__new(blob, blen, &opts);
+		if (!w)
+			return 1;
+		tdw__put16(w, payload, 100);
+		tdw__put32(w, payload + 12, 1 << 16 | 16);
+		for (i = 0; i < 400; i++)
+			tdw__add_event(w, 0, 2000000 + i * 10, payload, 17);
+		ret = tdw__add_event(w, 0, 2000000, payload, 17);
+		if (ret != (strict ? -EAGAIN : 0) ||
+		    tdw__stats(w)->out_of_order != (strict ? 0 : 1)) {
+			fprintf(stderr, "writer-test reorder: 400 events late (strict %d): %d, %llu out of order\n",
+				strict, ret,
+				(unsigned long long)tdw__stats(w)->out_of_order);
+			return 1;
+		}
+		/* Before a lost-events mark: refused, even though on the page before. */
+		tdw__mark_lost(w, 0, 2000000 + 400 * 10);
+		tdw__add_event(w, 0, 2000000 + 400 * 10, payload, 17);
+		ret = tdw__add_event(w, 0, 2000000 + 399 * 10 - 1, payload, 17);
+		if (ret != (strict ? -EAGAIN : 0)) {
+			fprintf(stderr, "writer-test reorder: event before the lost mark (strict %d): %d\n",
+				strict, ret);
+			return 1;
+		}
+		tdw__delete(w);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct tdw_opts opts = { .clock = "perf", .tmpdir = "/tmp", .nr_cpus = 2 };
@@ -169,11 +320,14 @@ int main(int argc, char **argv)
 
 	if (argc == 5 && !strcmp(argv[1], "rss"))
 		return peak_rss(argv[2], atoi(argv[3]), argv[4]);
+	if (argc == 6 && !strcmp(argv[1], "reorder"))
+		return reorder(argv[2], atoi(argv[3]), argv[4], argv[5]);
 	if (argc != 7) {
 		fprintf(stderr,
 			"usage: %s <le|be> <4|8> <6|7> <none|zstd|zlib> <out.dat> <expected.txt>\n"
-			"       %s rss <none|zstd|zlib> <MB> <out.dat>\n",
-			argv[0], argv[0]);
+			"       %s rss <none|zstd|zlib> <MB> <out.dat>\n"
+			"       %s reorder <le|be> <4|8> <in-order.dat> <late.dat>\n",
+			argv[0], argv[0], argv[0]);
 		return 2;
 	}
 	lsize = atoi(argv[2]);
@@ -208,7 +362,7 @@ int main(int argc, char **argv)
 		tdw__put32(w, payload + 12, (unsigned int)(len + 1) << 16 | 16);
 		memcpy(payload + 16, msg, len + 1);
 		if (i == 400)
-			tdw__mark_lost(w, cpu);
+			tdw__mark_lost(w, cpu, ts);
 		if (tdw__add_event(w, cpu, ts, payload, size))
 			return 1;
 		fprintf(exp, "%llu %d 4242 wtest seq=%d msg=%s\n", ts, cpu, i, msg);

@@ -337,7 +337,7 @@ static int process_lost(const struct perf_tool *tool, union perf_event *event,
 	if (ret || skip_time(c, sample) || create_writer(c))
 		return ret ?: c->err;
 	if (sample->cpu != (u32)-1)
-		tdw__mark_lost(c->w, sample->cpu);
+		tdw__mark_lost(c->w, sample->cpu, sample->time);
 	return add_synth(c, SYNTH_LOST, sample, vals, 2);
 }
 

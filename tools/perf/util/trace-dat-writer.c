@@ -88,6 +88,7 @@ struct tdw_cpu {
 	u64	last_ts;
 	bool	active;		/* page holds at least one event */
 	bool	missed;		/* flag the next page MISSED_EVENTS */
+	int	barrier;	/* page of the batch after lost events, or -1 */
 	int	fd;		/* unlinked spill file, -1 = none yet */
 	u64	size;		/* bytes in the spill file */
 };
@@ -127,6 +128,7 @@ struct tdw {
 
 	struct tdw_cpu		*cpus;
 	unsigned int		nr_cpus;
+	u8			*scratch;	/* events taken out to reorder */
 };
 
 static bool host_is_be(void)
@@ -455,8 +457,10 @@ struct tdw *tdw__new(const void *tracing_data, size_t size,
 	w->cpus = calloc(w->nr_cpus, sizeof(*w->cpus));
 	if (!w->cpus)
 		goto out_free;
-	for (unsigned int i = 0; i < w->nr_cpus; i++)
+	for (unsigned int i = 0; i < w->nr_cpus; i++) {
 		w->cpus[i].fd = -1;
+		w->cpus[i].barrier = -1;
+	}
 	return w;
 
 out_free:
@@ -474,6 +478,7 @@ void tdw__delete(struct tdw *w)
 			close(w->cpus[i].fd);
 	}
 	free(w->cpus);
+	free(w->scratch);
 	buf_free(&w->synth);
 	buf_free(&w->cmdlines);
 	free(w->own_kallsyms);
@@ -562,9 +567,15 @@ static int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-static int cpu_write_batch(struct tdw *w, struct tdw_cpu *cpu)
+/*
+ * Write the finished pages of the batch to the spill file; all of them
+ * with @all, else all but the last, which stays in memory (as the first
+ * of the batch) for an event that comes late: see cpu_reorder().
+ */
+static int cpu_write_batch(struct tdw *w, struct tdw_cpu *cpu, bool all)
 {
-	size_t len = (size_t)cpu->batched * w->page_size;
+	u32 n = all || !cpu->batched ? cpu->batched : cpu->batched - 1;
+	size_t len = (size_t)n * w->page_size;
 
 	if (!len)
 		return 0;
@@ -576,8 +587,12 @@ static int cpu_write_batch(struct tdw *w, struct tdw_cpu *cpu)
 		return -1;
 	}
 	cpu->size += len;
-	cpu->batched = 0;
-	cpu->page = cpu->batch;
+	cpu->batched -= n;
+	if (cpu->batched)
+		memcpy(cpu->batch, cpu->batch + len, w->page_size);
+	cpu->page = cpu->batch + cpu->batched * w->page_size;
+	if (cpu->barrier >= 0)
+		cpu->barrier = max((int)cpu->barrier - (int)n, -1);
 	return 0;
 }
 
@@ -606,7 +621,7 @@ static int cpu_flush_page(struct tdw *w, struct tdw_cpu *cpu)
 	cpu->used = 0;
 	w->stats.pages++;
 	if (++cpu->batched == TDW_BATCH_PAGES)
-		return cpu_write_batch(w, cpu);
+		return cpu_write_batch(w, cpu, false);
 	cpu->page = cpu->batch + cpu->batched * w->page_size;
 	return 0;
 }
@@ -630,44 +645,26 @@ static struct tdw_cpu *get_cpu(struct tdw *w, unsigned int nr)
 	if (!cpus)
 		return NULL;
 	memset(cpus + w->nr_cpus, 0, (nr + 1 - w->nr_cpus) * sizeof(*cpus));
-	for (unsigned int i = w->nr_cpus; i <= nr; i++)
+	for (unsigned int i = w->nr_cpus; i <= nr; i++) {
 		cpus[i].fd = -1;
+		cpus[i].barrier = -1;
+	}
 	w->cpus = cpus;
 	w->nr_cpus = nr + 1;
 	return &cpus[nr];
 }
 
-int tdw__add_event(struct tdw *w, unsigned int nr, u64 ts,
+/* Append an event to the CPU's stream; @ts is not older than the last. */
+static int cpu_add(struct tdw *w, struct tdw_cpu *cpu, u64 ts,
 		   const void *payload, u32 size)
 {
 	u32 len = roundup(size, 4), need, hdr, room;
-	struct tdw_cpu *cpu = get_cpu(w, nr);
 	u64 delta;
 	u8 *p;
 
-	if (!cpu) {
-		if (nr > TDW_MAX_CPU)
-			return -ERANGE;
-		return -ENOMEM;
-	}
-	if (!cpu->batch) {
-		cpu->batch = malloc((size_t)TDW_BATCH_PAGES * w->page_size);
-		if (!cpu->batch)
-			return -ENOMEM;
-		cpu->page = cpu->batch;
-	}
 	/* A large event stores its length + 4 in array[0]. */
 	hdr = (len && len <= RB_MAX_SMALL_DATA) ? 4 : 8;
 	room = w->page_size - w->data_offset;
-	if (hdr + len > room) {
-		w->stats.dropped_too_big++;
-		w->stats.max_too_big = max(w->stats.max_too_big, size);
-		return 0;
-	}
-	if (cpu->active && ts < cpu->last_ts) {
-		w->stats.out_of_order++;
-		ts = cpu->last_ts;
-	}
 	delta = cpu->active ? ts - cpu->last_ts : 0;
 	need = hdr + len + (delta > RB_TS_MASK ? 8 : 0);
 	if (cpu->active && cpu->used + need > room) {
@@ -698,22 +695,264 @@ int tdw__add_event(struct tdw *w, unsigned int nr, u64 ts,
 		w->stats.large_events++;
 	}
 	memcpy(p + hdr, payload, size);
-	memset(p + hdr + size, 0, len - size);
+	if (len != size)
+		memset(p + hdr + size, 0, len - size);
 	cpu->used += hdr + len;
 	cpu->last_ts = ts;
 	w->stats.events++;
 	return 0;
 }
 
-void tdw__mark_lost(struct tdw *w, unsigned int nr)
+/* An event of a page as the writer encodes it. */
+struct tdw_ev {
+	u32	start;		/* offset in the page, TIME_EXTEND included */
+	u32	data;		/* offset of the payload */
+	u32	len;		/* payload length, padded to 4 bytes */
+	u32	end;
+	u64	ts;
+	bool	extend;
+	bool	large;
+};
+
+static void decode_header(const struct tdw *w, u32 h, u32 *type_len,
+			  u32 *delta)
+{
+	if (w->file_be) {
+		*type_len = h >> RB_TS_SHIFT;
+		*delta = h & RB_TS_MASK;
+	} else {
+		*type_len = h & 31;
+		*delta = h >> 5;
+	}
+}
+
+/* The event at @off of a page with events up to @end, after one at @ts. */
+static bool page_event(const struct tdw *w, const u8 *page, u32 off, u32 end,
+		       u64 ts, struct tdw_ev *ev)
+{
+	u32 type_len, delta;
+
+	ev->start = off;
+	ev->extend = false;
+	if (off + 4 > end)
+		return false;
+	decode_header(w, get32(w, page + off), &type_len, &delta);
+	if (type_len == RB_TYPE_TIME_EXTEND) {
+		if (off + 8 > end)
+			return false;
+		ts += delta + ((u64)get32(w, page + off + 4) << RB_TS_SHIFT);
+		off += 8;
+		ev->extend = true;
+		if (off + 4 > end)
+			return false;
+		decode_header(w, get32(w, page + off), &type_len, &delta);
+	}
+	ev->ts = ts + delta;
+	ev->large = type_len == 0;
+	if (ev->large) {
+		if (off + 8 > end)
+			return false;
+		ev->len = get32(w, page + off + 4) - 4;
+		ev->data = off + 8;
+	} else if (type_len <= 28) {
+		ev->len = type_len * 4;
+		ev->data = off + 4;
+	} else {
+		return false;
+	}
+	if (ev->len > end - ev->data)
+		return false;
+	ev->end = ev->data + ev->len;
+	return true;
+}
+
+/* Events of page @i of the batch: up to *@end, starting at time *@ts. */
+static void page_bounds(const struct tdw *w, const struct tdw_cpu *cpu,
+			u32 i, u32 *end, u64 *ts)
+{
+	const u8 *page = cpu->batch + (size_t)i * w->page_size;
+	u64 commit;
+
+	if (i == cpu->batched) {
+		*end = cpu->active ? w->data_offset + cpu->used : w->data_offset;
+		*ts = cpu->page_ts;
+		return;
+	}
+	commit = w->commit_size == 8 ? get64(w, page + 8) : get32(w, page + 8);
+	*end = w->data_offset + (commit & ((1U << 27) - 1));
+	*ts = get64(w, page);
+}
+
+/*
+ * An event older than the last one of its CPU.  Events of one CPU can come
+ * slightly out of time order (an interrupt that records an event between
+ * the time and the write of another), and the ordered-events queue of a
+ * perf session may let one through.  Put it in its place among the events
+ * of the current and the previous page, as if the events had come in time
+ * order: take out the events after its place, go back to the state the
+ * writer had there, and add it and them again.  Events with the same time
+ * keep their order.  Returns -EAGAIN when the place is not in those pages,
+ * or before the lost events of a tdw__mark_lost().
+ */
+static int cpu_reorder(struct tdw *w, struct tdw_cpu *cpu, u64 ts,
+		       const void *payload, u32 size)
+{
+	u32 first = cpu->batched ? cpu->batched - 1 : 0, i, p = 0, o = 0;
+	u32 end, n = 0, extends = 0, large = 0;
+	u64 t, prev_ts = 0, commit;
+	struct tdw_ev ev;
+	bool found = false;
+	size_t sl = 0;
+	u8 *page;
+	int ret;
+
+	if (!w->scratch) {
+		w->scratch = malloc((size_t)6 * w->page_size);
+		if (!w->scratch)
+			return -ENOMEM;
+	}
+	/* The first event later than @ts. */
+	for (i = first; i <= cpu->batched && !found; i++) {
+		page = cpu->batch + (size_t)i * w->page_size;
+		page_bounds(w, cpu, i, &end, &t);
+		for (u32 off = w->data_offset; off < end; off = ev.end) {
+			if (!page_event(w, page, off, end, t, &ev))
+				return -EINVAL;
+			t = ev.ts;
+			if (ev.ts > ts) {
+				found = true;
+				p = i;
+				o = ev.start;
+				break;
+			}
+			prev_ts = ev.ts;
+		}
+	}
+	if (!found || (cpu->barrier >= 0 &&
+		       (p < (u32)cpu->barrier ||
+			(p == (u32)cpu->barrier && o == w->data_offset))))
+		return -EAGAIN;
+	if (o == w->data_offset) {
+		/*
+		 * First on its page: it may fit at the end of the page before,
+		 * which must be in memory, unless nothing came before.
+		 */
+		if (p > first) {
+			p--;
+			page_bounds(w, cpu, p, &o, &t);
+		} else if (p || cpu->size) {
+			return -EAGAIN;
+		}
+	}
+
+	/* Take out the events from there on. */
+	for (i = p; i <= cpu->batched; i++) {
+		page = cpu->batch + (size_t)i * w->page_size;
+		page_bounds(w, cpu, i, &end, &t);
+		for (u32 off = w->data_offset; off < end; off = ev.end) {
+			if (!page_event(w, page, off, end, t, &ev))
+				return -EINVAL;
+			t = ev.ts;
+			if (i == p && ev.start < o)
+				continue;
+			if (sl + 12 + ev.len > (size_t)6 * w->page_size)
+				return -EAGAIN;
+			memcpy(w->scratch + sl, &ev.ts, 8);
+			memcpy(w->scratch + sl + 8, &ev.len, 4);
+			memcpy(w->scratch + sl + 12, page + ev.data, ev.len);
+			sl += 12 + ev.len;
+			n++;
+			extends += ev.extend;
+			large += ev.large;
+		}
+	}
+
+	/* Back to the state after the event before them. */
+	for (i = p; i < cpu->batched; i++) {
+		page = cpu->batch + (size_t)i * w->page_size;
+		commit = w->commit_size == 8 ? get64(w, page + 8) : get32(w, page + 8);
+		w->stats.pages--;
+		if (commit & RB_MISSED_EVENTS)
+			w->stats.missed_pages--;
+		if (i == p) {
+			cpu->missed = commit & RB_MISSED_EVENTS;
+			cpu->page_ts = get64(w, page);
+		}
+	}
+	cpu->batched = p;
+	cpu->page = cpu->batch + (size_t)p * w->page_size;
+	cpu->used = o - w->data_offset;
+	cpu->active = cpu->used != 0;
+	cpu->last_ts = prev_ts;
+	w->stats.events -= n;
+	w->stats.time_extends -= extends;
+	w->stats.large_events -= large;
+	w->stats.reordered++;
+
+	/* And in time order again. */
+	ret = cpu_add(w, cpu, ts, payload, size);
+	for (size_t off = 0; !ret && off < sl; ) {
+		u32 len;
+
+		memcpy(&t, w->scratch + off, 8);
+		memcpy(&len, w->scratch + off + 8, 4);
+		ret = cpu_add(w, cpu, t, w->scratch + off + 12, len);
+		off += 12 + len;
+	}
+	return ret;
+}
+
+int tdw__add_event(struct tdw *w, unsigned int nr, u64 ts,
+		   const void *payload, u32 size)
+{
+	u32 len = roundup(size, 4), hdr;
+	struct tdw_cpu *cpu = get_cpu(w, nr);
+	int ret;
+
+	if (!cpu) {
+		if (nr > TDW_MAX_CPU)
+			return -ERANGE;
+		return -ENOMEM;
+	}
+	if (!cpu->batch) {
+		cpu->batch = malloc((size_t)TDW_BATCH_PAGES * w->page_size);
+		if (!cpu->batch)
+			return -ENOMEM;
+		cpu->page = cpu->batch;
+	}
+	hdr = (len && len <= RB_MAX_SMALL_DATA) ? 4 : 8;
+	if (hdr + len > w->page_size - w->data_offset) {
+		w->stats.dropped_too_big++;
+		w->stats.max_too_big = max(w->stats.max_too_big, size);
+		return 0;
+	}
+	if (ts < cpu->last_ts) {
+		ret = cpu_reorder(w, cpu, ts, payload, size);
+		if (ret != -EAGAIN)
+			return ret;
+		if (w->opts.strict_order)
+			return -EAGAIN;
+		w->stats.out_of_order++;
+		ts = cpu->last_ts;
+	}
+	return cpu_add(w, cpu, ts, payload, size);
+}
+
+int tdw__mark_lost(struct tdw *w, unsigned int nr, u64 ts)
 {
 	struct tdw_cpu *cpu = get_cpu(w, nr);
 
 	if (!cpu)
-		return;
+		return nr > TDW_MAX_CPU ? -ERANGE : -ENOMEM;
+	/* The mark goes after the events so far, which must not be later. */
+	if (ts < cpu->last_ts && w->opts.strict_order)
+		return -EAGAIN;
 	/* Events after the loss start a new page, as in the kernel. */
-	if (cpu_flush_page(w, cpu) == 0)
-		cpu->missed = true;
+	if (cpu_flush_page(w, cpu))
+		return -EIO;
+	cpu->missed = true;
+	cpu->barrier = cpu->batched;
+	return 0;
 }
 
 /* Output side: sequential writes with position tracking. */
@@ -1305,7 +1544,7 @@ int tdw__finish(struct tdw *w, FILE *fp)
 
 	for (unsigned int i = 0; i < w->nr_cpus; i++) {
 		if (cpu_flush_page(w, &w->cpus[i]) ||
-		    cpu_write_batch(w, &w->cpus[i]))
+		    cpu_write_batch(w, &w->cpus[i], true))
 			return -EIO;
 	}
 	if (w->opts.version == 6)

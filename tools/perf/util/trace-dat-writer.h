@@ -35,6 +35,11 @@ struct tdw_opts {
 	const char		*version_str;	/* VERSION option */
 	bool			has_offset;	/* write an OFFSET option */
 	s64			ts_offset;	/* ns added to every timestamp */
+	/*
+	 * An event that cannot be put in time order (see tdw__add_event())
+	 * is refused with -EAGAIN, not given the time of the one before.
+	 */
+	bool			strict_order;
 };
 
 struct tdw_stats {
@@ -44,7 +49,8 @@ struct tdw_stats {
 	u64	large_events;
 	u64	dropped_too_big;
 	u32	max_too_big;	/* size of the largest dropped event */
-	u64	out_of_order;
+	u64	out_of_order;	/* given the time of the event before */
+	u64	reordered;	/* put in time order */
 	u64	missed_pages;
 };
 
@@ -68,10 +74,21 @@ void tdw__put64(const struct tdw *w, void *dst, u64 val);
 /* Add an event format file of a synthetic event system ("perf"). */
 int tdw__add_synthetic_format(struct tdw *w, const char *format);
 
+/*
+ * Add an event to the stream of @cpu.  An event older than the one before
+ * it goes to its place in time order when that place is on the current or
+ * the previous page of the CPU (events of one CPU slightly out of order);
+ * else it gets the time of the one before, or with opts->strict_order, it
+ * is refused with -EAGAIN.
+ */
 int tdw__add_event(struct tdw *w, unsigned int cpu, u64 ts,
 		   const void *payload, u32 size);
-/* The next page of @cpu gets the MISSED_EVENTS flag. */
-void tdw__mark_lost(struct tdw *w, unsigned int cpu);
+/*
+ * Events were lost on @cpu at time @ts: the next page of @cpu gets the
+ * MISSED_EVENTS flag.  With opts->strict_order, -EAGAIN if an event later
+ * than @ts is there already.
+ */
+int tdw__mark_lost(struct tdw *w, unsigned int cpu, u64 ts);
 int tdw__add_cmdline(struct tdw *w, int pid, const char *comm);
 /*
  * Kallsyms text ("addr type name" lines as in /proc/kallsyms) for a
