@@ -47,6 +47,7 @@
 #include "util/evsel.h"
 #include "util/header.h"
 #include "util/machine.h"
+#include "util/ordered-events.h"
 #include "util/map.h"
 #include "util/maps.h"
 #include "util/dso.h"
@@ -73,7 +74,7 @@ struct convert_trace_dat {
 	bool			synthetic;
 	void			*tracing_data;
 	size_t			tracing_data_size;
-	unsigned int		synth_id[SYNTH_MAX];
+	bool			synth_used[SYNTH_MAX];
 	struct perf_time_interval *ptime_range;
 	int			range_size;
 	int			range_num;
@@ -81,6 +82,15 @@ struct convert_trace_dat {
 	bool			drop_pages;
 	u64			round_pos;	/* of the previous round */
 	u64			dropped_to;
+
+	/* Per-CPU mode: events in file order, see percpu_in_order(). */
+	bool			percpu;
+	bool			restart;	/* the order did not hold */
+	bool			timed;		/* an event with a time was read */
+	u64			max_time;	/* of the events read */
+	u64			round_max;	/* max_time at the previous round */
+	u64			flushed;	/* what the queue would have flushed */
+	struct ordered_events	sideband;	/* COMM, FORK, EXIT in time order */
 
 	char			*uname;
 	char			*version;
@@ -169,12 +179,10 @@ static char *recording_uname(struct perf_env *env)
 	return s;
 }
 
-static int create_writer(struct convert_trace_dat *c)
+static int __create_writer(struct convert_trace_dat *c)
 {
 	struct perf_env *env = perf_session__env(c->session);
 
-	if (c->w)
-		return 0;
 	if (c->err)
 		return c->err;
 	if (!c->tracing_data) {
@@ -183,6 +191,7 @@ static int create_writer(struct convert_trace_dat *c)
 		return c->err = -EINVAL;
 	}
 	c->wopts.clock = recording_clock(c->session);
+	c->wopts.strict_order = c->percpu;
 	c->wopts.nr_cpus = env->nr_cpus_avail;
 	c->uname = recording_uname(env);
 	c->wopts.uname = c->uname;
@@ -200,20 +209,40 @@ static int create_writer(struct convert_trace_dat *c)
 	return 0;
 }
 
+/* The writer, on the first event: the recording's metadata is read then. */
+static inline int create_writer(struct convert_trace_dat *c)
+{
+	return c->w ? 0 : __create_writer(c);
+}
+
+/*
+ * The id of a synthetic event is fixed by its type, whichever comes first,
+ * and the formats of those used are added at the end in that order: the
+ * file does not depend on the order the events come in.
+ */
 static int synth_id(struct convert_trace_dat *c, enum synth_event type)
 {
-	char *fmt;
-	int ret;
+	c->synth_used[type] = true;
+	return tdw__next_free_id(c->w) + type;
+}
 
-	if (c->synth_id[type])
-		return c->synth_id[type];
-	c->synth_id[type] = tdw__next_free_id(c->w);
-	if (asprintf(&fmt, "name: %s\nID: %u\nformat:\n%s%s", synth_name[type],
-		     c->synth_id[type], synth_common, synth_fields[type]) < 0)
-		return -ENOMEM;
-	ret = tdw__add_synthetic_format(c->w, fmt);
-	free(fmt);
-	return ret ?: (int)c->synth_id[type];
+static int add_synth_formats(struct convert_trace_dat *c)
+{
+	unsigned int base = tdw__next_free_id(c->w);
+	int type, ret = 0;
+	char *fmt;
+
+	for (type = 0; type < SYNTH_MAX && !ret; type++) {
+		if (!c->synth_used[type])
+			continue;
+		if (asprintf(&fmt, "name: %s\nID: %u\nformat:\n%s%s",
+			     synth_name[type], base + type, synth_common,
+			     synth_fields[type]) < 0)
+			return -ENOMEM;
+		ret = tdw__add_synthetic_format(c->w, fmt);
+		free(fmt);
+	}
+	return ret;
 }
 
 static unsigned int sample_cpu(const struct perf_sample *sample)
@@ -227,13 +256,81 @@ static u32 sample_pid(const struct perf_sample *sample)
 	return sample->tid == (u32)-1 ? 0 : sample->tid;
 }
 
-static int add_event(struct convert_trace_dat *c,
-		     const struct perf_sample *sample, const void *payload,
-		     u32 size)
+/*
+ * Per-CPU mode.  A trace.dat holds one stream of events per CPU.  In a
+ * per-CPU recording (perf record -a, or a workload without --per-thread)
+ * the events of a CPU come from one ring buffer, in time order but for an
+ * event recorded by an interrupt between the time and the write of
+ * another.  perf's ordered-events queue, which sorts every event of the
+ * recording, is not needed for that: the events go to the writer in file
+ * order, and it puts one that comes a little late in its place.  That is
+ * what the queue delivers for each CPU when
+ *  - the writer finds the place of every late event in the pages it still
+ *    has (it does not in a per-thread recording, where several ring
+ *    buffers feed one CPU and their events interleave),
+ *  - no event is older than what the queue would have flushed at the
+ *    previous FINISHED_ROUND (the queue's "out of order events"),
+ *  - no event without a time follows one with a time (the queue delivers
+ *    those at once, ahead of the events it holds).
+ * Every event is checked as it is read; at the first one that breaks a
+ * rule the conversion stops and starts again with the queue.  The events
+ * that change what perf knows of tasks and kernel maps (COMM, FORK, EXIT,
+ * kernel MMAPs, KSYMBOL...) go through a queue of their own, a small one,
+ * so that names and kallsyms come out as with the global queue.
+ */
+static void percpu_stop(struct convert_trace_dat *c, const char *why, u64 time)
 {
-	int ret = tdw__add_event(c->w, sample_cpu(sample), sample->time,
-				 payload, size);
+	pr_debug("trace.dat: %s, at time %" PRIu64 "\n", why, time);
+	pr_debug("trace.dat: converting again with the ordered events queue\n");
+	c->restart = true;
+	/* The second pass warns about what the recording lost, not this one. */
+	c->tool.no_warn = true;
+	session_done = 1;
+}
 
+static bool untimed(u64 time)
+{
+	return !time || time == ~0ULL;
+}
+
+/* Per-CPU mode: the time of an event that writes nothing to the output. */
+static void percpu_note(struct convert_trace_dat *c, u64 time)
+{
+	if (!c->percpu || untimed(time))
+		return;
+	c->timed = true;
+	if (time > c->max_time)
+		c->max_time = time;
+}
+
+/* The same for one that does; false if file order does not hold for it. */
+static bool percpu_in_order(struct convert_trace_dat *c, u64 time)
+{
+	if (!c->percpu)
+		return true;
+	if (untimed(time)) {
+		if (!c->timed)
+			return true;
+		percpu_stop(c, "an event without a time after events with one", time);
+		return false;
+	}
+	if (time < c->flushed) {
+		percpu_stop(c, "an event older than the previous round", time);
+		return false;
+	}
+	percpu_note(c, time);
+	return true;
+}
+
+/* What the writer said of an event: -EAGAIN and -ERANGE are handled here. */
+static int writer_ret(struct convert_trace_dat *c,
+		      const struct perf_sample *sample, int ret)
+{
+	if (ret == -EAGAIN) {
+		percpu_stop(c, "events of a CPU too far out of time order",
+			    sample->time);
+		return 0;
+	}
 	if (ret == -ERANGE && !c->err) {
 		pr_err("%s: event on CPU %u: corrupt input\n",
 		       c->session->data->path, sample->cpu);
@@ -242,14 +339,139 @@ static int add_event(struct convert_trace_dat *c,
 	return ret;
 }
 
+static int add_event(struct convert_trace_dat *c,
+		     const struct perf_sample *sample, const void *payload,
+		     u32 size)
+{
+	return writer_ret(c, sample, tdw__add_event(c->w, sample_cpu(sample),
+						    sample->time, payload,
+						    size));
+}
+
 static bool skip_time(struct convert_trace_dat *c,
 		      const struct perf_sample *sample)
 {
-	if (!perf_time__ranges_skip_sample(c->ptime_range, c->range_num,
+	if (!c->range_num ||
+	    !perf_time__ranges_skip_sample(c->ptime_range, c->range_num,
 					   sample->time))
 		return false;
 	c->skipped++;
 	return true;
+}
+
+/*
+ * What perf keeps of a side-band event: task names (COMM, FORK, EXIT) and
+ * kernel maps for kallsyms.  User-space mappings are of no use in a
+ * trace.dat (and mapping the vDSO of every new process reads perf's own
+ * /proc/self/maps): left out.
+ */
+static int deliver_sideband(struct convert_trace_dat *c, union perf_event *event,
+			    struct perf_sample *sample, struct machine *machine)
+{
+	const struct perf_tool *tool = &c->tool;
+
+	switch (event->header.type) {
+	case PERF_RECORD_MMAP:
+		return perf_event__process_mmap(tool, event, sample, machine);
+	case PERF_RECORD_MMAP2:
+		return perf_event__process_mmap2(tool, event, sample, machine);
+	case PERF_RECORD_COMM:
+		return perf_event__process_comm(tool, event, sample, machine);
+	case PERF_RECORD_FORK:
+		return perf_event__process_fork(tool, event, sample, machine);
+	case PERF_RECORD_EXIT:
+		return perf_event__process_exit(tool, event, sample, machine);
+	case PERF_RECORD_ITRACE_START:
+		return perf_event__process_itrace_start(tool, event, sample, machine);
+	case PERF_RECORD_AUX_OUTPUT_HW_ID:
+		return perf_event__process_aux_output_hw_id(tool, event, sample, machine);
+	case PERF_RECORD_KSYMBOL:
+		return perf_event__process_ksymbol(tool, event, sample, machine);
+	case PERF_RECORD_BPF_EVENT:
+		return perf_event__process_bpf(tool, event, sample, machine);
+	case PERF_RECORD_TEXT_POKE:
+		return perf_event__process_text_poke(tool, event, sample, machine);
+	default:
+		return 0;
+	}
+}
+
+static bool user_mmap(const union perf_event *event)
+{
+	u16 cpumode = event->header.misc & PERF_RECORD_MISC_CPUMODE_MASK;
+
+	return (event->header.type == PERF_RECORD_MMAP ||
+		event->header.type == PERF_RECORD_MMAP2) &&
+	       cpumode != PERF_RECORD_MISC_KERNEL &&
+	       cpumode != PERF_RECORD_MISC_GUEST_KERNEL;
+}
+
+/* Side-band events that change nothing the converter writes. */
+static bool no_effect(const union perf_event *event)
+{
+	switch (event->header.type) {
+	case PERF_RECORD_NAMESPACES:
+	case PERF_RECORD_CGROUP:
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+	case PERF_RECORD_THROTTLE:
+	case PERF_RECORD_UNTHROTTLE:
+		return true;
+	default:
+		return user_mmap(event);
+	}
+}
+
+static int process_sideband(const struct perf_tool *tool, union perf_event *event,
+			    struct perf_sample *sample, struct machine *machine)
+{
+	struct convert_trace_dat *c =
+		container_of(tool, struct convert_trace_dat, tool);
+	int ret;
+
+	if (no_effect(event)) {
+		percpu_note(c, sample->time);
+		return 0;
+	}
+	if (!percpu_in_order(c, sample->time))
+		return 0;
+	if (c->percpu && machine == &c->session->machines.host) {
+		ret = ordered_events__queue(&c->sideband, event, sample->time,
+					    0, NULL);
+		if (ret != -ETIME)
+			return ret;
+	}
+	return deliver_sideband(c, event, sample, machine);
+}
+
+static int sideband_deliver(struct ordered_events *oe,
+			    struct ordered_event *oevent)
+{
+	struct convert_trace_dat *c =
+		container_of(oe, struct convert_trace_dat, sideband);
+	struct perf_sample sample;
+	int ret;
+
+	perf_sample__init(&sample, /*all=*/false);
+	ret = evlist__parse_sample(c->session->evlist, oevent->event, &sample);
+	if (!ret)
+		ret = deliver_sideband(c, oevent->event, &sample,
+				       &c->session->machines.host);
+	perf_sample__exit(&sample);
+	return ret;
+}
+
+/* PERF_RECORD_READ and deferred callchains: only their time counts. */
+static int process_other(const struct perf_tool *tool,
+			 union perf_event *event __maybe_unused,
+			 struct perf_sample *sample,
+			 struct machine *machine __maybe_unused)
+{
+	struct convert_trace_dat *c =
+		container_of(tool, struct convert_trace_dat, tool);
+
+	percpu_note(c, sample->time);
+	return 0;
 }
 
 /* Common fields of a synthetic event, then @nr u64 values. */
@@ -307,14 +529,21 @@ static int process_sample_event(const struct perf_tool *tool,
 	struct convert_trace_dat *c =
 		container_of(tool, struct convert_trace_dat, tool);
 	struct evsel *evsel = sample->evsel;
+	bool tp = evsel->core.attr.type == PERF_TYPE_TRACEPOINT &&
+		  sample->raw_data && sample->raw_size;
 
-	if (skip_time(c, sample))
+	if (skip_time(c, sample)) {
+		percpu_note(c, sample->time);
+		return 0;
+	}
+	if (!tp && !c->synthetic)
+		percpu_note(c, sample->time);
+	else if (!percpu_in_order(c, sample->time))
 		return 0;
 	if (create_writer(c))
 		return c->err;
 
-	if (evsel->core.attr.type == PERF_TYPE_TRACEPOINT &&
-	    sample->raw_data && sample->raw_size) {
+	if (tp) {
 		c->tracepoints++;
 		return add_event(c, sample, sample->raw_data,
 				 sample->raw_size);
@@ -332,12 +561,24 @@ static int process_lost(const struct perf_tool *tool, union perf_event *event,
 	struct convert_trace_dat *c =
 		container_of(tool, struct convert_trace_dat, tool);
 	u64 vals[2] = { event->lost.id, event->lost.lost };
-	int ret = perf_event__process_lost(tool, event, sample, machine);
+	int ret;
 
-	if (ret || skip_time(c, sample) || create_writer(c))
-		return ret ?: c->err;
-	if (sample->cpu != (u32)-1)
-		tdw__mark_lost(c->w, sample->cpu, sample->time);
+	ret = perf_event__process_lost(tool, event, sample, machine);
+	if (ret)
+		return ret;
+	if (skip_time(c, sample) ||
+	    (sample->cpu == (u32)-1 && !c->synthetic)) {
+		percpu_note(c, sample->time);
+		return 0;
+	}
+	if (!percpu_in_order(c, sample->time) || create_writer(c))
+		return c->err;
+	if (sample->cpu != (u32)-1) {
+		ret = writer_ret(c, sample, tdw__mark_lost(c->w, sample->cpu,
+							   sample->time));
+		if (ret || c->restart || c->err)
+			return ret;
+	}
 	return add_synth(c, SYNTH_LOST, sample, vals, 2);
 }
 
@@ -350,7 +591,11 @@ static int process_lost_samples(const struct perf_tool *tool,
 		container_of(tool, struct convert_trace_dat, tool);
 	u64 val = event->lost_samples.lost;
 
-	if (skip_time(c, sample) || create_writer(c))
+	if (skip_time(c, sample) || !c->synthetic) {
+		percpu_note(c, sample->time);
+		return 0;
+	}
+	if (!percpu_in_order(c, sample->time) || create_writer(c))
 		return c->err;
 	return add_synth(c, SYNTH_LOST_SAMPLES, sample, &val, 1);
 }
@@ -365,7 +610,11 @@ static int process_aux(const struct perf_tool *tool, union perf_event *event,
 		event->aux.aux_offset, event->aux.aux_size, event->aux.flags,
 	};
 
-	if (skip_time(c, sample) || create_writer(c))
+	if (skip_time(c, sample) || !c->synthetic) {
+		percpu_note(c, sample->time);
+		return 0;
+	}
+	if (!percpu_in_order(c, sample->time) || create_writer(c))
 		return c->err;
 	return add_synth(c, SYNTH_AUX, sample, vals, 3);
 }
@@ -389,6 +638,12 @@ static int process_finished_round(const struct perf_tool *tool,
 	int ret = perf_event__process_finished_round(tool, event, oe);
 	u64 end;
 
+	if (!ret && c->percpu) {
+		/* What the queue would flush now: see percpu_in_order(). */
+		c->flushed = c->round_max;
+		c->round_max = c->max_time;
+		ret = ordered_events__flush_time(&c->sideband, c->flushed);
+	}
 	if (ret || !c->drop_pages || !session->one_mmap || !base ||
 	    pos < base || pos >= base + session->one_mmap_size)
 		return ret;
@@ -400,6 +655,21 @@ static int process_finished_round(const struct perf_tool *tool,
 	}
 	c->round_pos = pos - base;
 	return 0;
+}
+
+/* AUX area decoders need the ordered queue. */
+static int process_auxtrace_info(const struct perf_tool *tool,
+				 struct perf_session *session,
+				 union perf_event *event)
+{
+	struct convert_trace_dat *c =
+		container_of(tool, struct convert_trace_dat, tool);
+
+	if (c->percpu) {
+		percpu_stop(c, "AUX area tracing", 0);
+		return 0;
+	}
+	return perf_event__process_auxtrace_info(tool, session, event);
 }
 
 /*
@@ -558,6 +828,40 @@ static void add_kallsyms(struct convert_trace_dat *c)
 	tdw__set_kallsyms(c->w, text, len);
 }
 
+/*
+ * Per-CPU mode needs a file (a second pass may be needed), one stream of
+ * data (the readers of a directory take turns), and no AUX area data (its
+ * decoders need the ordered queue).
+ */
+static bool percpu_possible(struct perf_session *session)
+{
+	return !perf_data__is_pipe(session->data) &&
+	       !perf_data__is_dir(session->data) &&
+	       !perf_header__has_feat(&session->header, HEADER_AUXTRACE);
+}
+
+/* Back to the state before the first pass, for one with the ordered queue. */
+static void percpu_restart(struct convert_trace_dat *c)
+{
+	perf_session__delete(c->session);
+	c->session = NULL;
+	ordered_events__reinit(&c->sideband);
+	tdw__delete(c->w);
+	c->w = NULL;
+	zfree(&c->uname);
+	memset(c->synth_used, 0, sizeof(c->synth_used));
+	c->err = 0;
+	c->round_pos = 0;
+	c->dropped_to = 0;
+	c->tracepoints = 0;
+	c->synthesized = 0;
+	c->dropped = 0;
+	c->skipped = 0;
+	c->percpu = false;
+	c->restart = false;
+	c->tool.no_warn = false;
+}
+
 static int parse_compression(const char *name, enum tdw_compression *comp)
 {
 	if (!name || !strcmp(name, "none")) {
@@ -612,26 +916,40 @@ int trace_dat_convert__perf2dat(const char *_input_name, const char *output_name
 
 	perf_tool__init(&c.tool, /*ordered_events=*/true);
 	c.tool.sample		= process_sample_event;
-	c.tool.mmap		= perf_event__process_mmap;
-	c.tool.mmap2		= perf_event__process_mmap2;
-	c.tool.comm		= perf_event__process_comm;
-	c.tool.namespaces	= perf_event__process_namespaces;
-	c.tool.cgroup		= perf_event__process_cgroup;
-	c.tool.exit		= perf_event__process_exit;
-	c.tool.fork		= perf_event__process_fork;
+	c.tool.read		= process_other;
+	c.tool.callchain_deferred = process_other;
+	c.tool.mmap		= process_sideband;
+	c.tool.mmap2		= process_sideband;
+	c.tool.comm		= process_sideband;
+	c.tool.namespaces	= process_sideband;
+	c.tool.cgroup		= process_sideband;
+	c.tool.fork		= process_sideband;
+	c.tool.exit		= process_sideband;
+	c.tool.itrace_start	= process_sideband;
+	c.tool.aux_output_hw_id	= process_sideband;
+	c.tool.context_switch	= process_sideband;
+	c.tool.throttle		= process_sideband;
+	c.tool.unthrottle	= process_sideband;
+	c.tool.ksymbol		= process_sideband;
+	c.tool.bpf		= process_sideband;
+	c.tool.text_poke	= process_sideband;
 	c.tool.lost		= process_lost;
 	c.tool.lost_samples	= process_lost_samples;
 	c.tool.aux		= process_aux;
 	c.tool.tracing_data	= process_tracing_data;
 	c.tool.build_id		= perf_event__process_build_id;
 	c.tool.id_index		= perf_event__process_id_index;
-	c.tool.auxtrace_info	= perf_event__process_auxtrace_info;
+	c.tool.auxtrace_info	= process_auxtrace_info;
 	c.tool.auxtrace		= perf_event__process_auxtrace;
 	c.tool.event_update	= perf_event__process_event_update;
 	c.tool.attr		= perf_event__process_attr;
 	c.tool.feature		= perf_event__process_feature;
 	c.tool.finished_round	= process_finished_round;
 	c.tool.ordering_requires_timestamps = true;
+	/* No callchains are converted: samples need not wait for theirs. */
+	c.tool.merge_deferred_callchains = false;
+	ordered_events__init(&c.sideband, sideband_deliver, NULL);
+	ordered_events__set_copy_on_queue(&c.sideband, true);
 
 	if (c.wopts.version != 6 && c.wopts.version != 7) {
 		pr_err("trace.dat version must be 6 or 7.\n");
@@ -683,6 +1001,15 @@ int trace_dat_convert__perf2dat(const char *_input_name, const char *output_name
 		goto err_unlink;
 	}
 
+	/* Exited tasks keep their thread, and so their command line. */
+	symbol_conf.keep_exited_threads = true;
+	if (asprintf(&c.version, "perf version %s", perf_version_string) < 0)
+		c.version = NULL;
+	c.wopts.version_str = c.version;
+
+	c.percpu = true;
+again:
+	c.tool.ordered_events = !c.percpu;
 	session = perf_session__new(&data, &c.tool);
 	if (IS_ERR(session)) {
 		/* perf said why (cannot open, incompatible), but for ENOMEM. */
@@ -691,8 +1018,14 @@ int trace_dat_convert__perf2dat(const char *_input_name, const char *output_name
 		goto err_fclose;
 	}
 	c.session = session;
+	if (c.percpu && !percpu_possible(session)) {
+		c.percpu = false;
+		/* What perf_session__new() decides for an ordered tool. */
+		c.tool.ordered_events = perf_data__is_pipe(&data) ||
+					evlist__sample_id_all(session->evlist);
+	}
 
-	if (!perf_data__is_pipe(&data) &&
+	if (!c.tracing_data && !perf_data__is_pipe(&data) &&
 	    perf_header__has_feat(&session->header, HEADER_TRACING_DATA) &&
 	    perf_header__process_sections(&session->header,
 					  perf_data__fd(&data), &c,
@@ -707,23 +1040,24 @@ int trace_dat_convert__perf2dat(const char *_input_name, const char *output_name
 		goto err_session_delete;
 	}
 
-	if (opts->time_str &&
+	if (opts->time_str && !c.ptime_range &&
 	    perf_time__parse_for_ranges(opts->time_str, session,
 					&c.ptime_range, &c.range_size,
 					&c.range_num) < 0)
 		goto err_session_delete;
 
-	if (asprintf(&c.version, "perf version %s", perf_version_string) < 0)
-		c.version = NULL;
-	c.wopts.version_str = c.version;
-
-	/* Exited tasks keep their thread, and so their command line. */
-	symbol_conf.keep_exited_threads = true;
-
 	/* Not for a private mapping, where events are byte-swapped in place. */
 	c.drop_pages = !session->header.needs_swap && !perf_data__is_pipe(&data);
 
 	ret = perf_session__process_events(session);
+	session_done = 0;
+	if (c.restart) {
+		/* The order of the file does not hold: again, with the queue. */
+		percpu_restart(&c);
+		goto again;
+	}
+	if (!ret && c.percpu)
+		ret = ordered_events__flush(&c.sideband, OE_FLUSH__FINAL);
 	/* A pipe that ends inside an event: perf said so, write nothing. */
 	if (!ret && !c.err && session->truncated)
 		c.err = -EIO;
@@ -737,6 +1071,12 @@ int trace_dat_convert__perf2dat(const char *_input_name, const char *output_name
 		goto err_session_delete;
 	}
 
+	ret = add_synth_formats(&c);
+	if (ret) {
+		pr_err("%s: out of memory\n", _input_name);
+		ret = -1;
+		goto err_session_delete;
+	}
 	add_kallsyms(&c);
 	ret = machine__for_each_thread(&session->machines.host,
 				       add_thread_cmdline, &c);
@@ -768,6 +1108,9 @@ int trace_dat_convert__perf2dat(const char *_input_name, const char *output_name
 	if (st->dropped_too_big)
 		pr_warning("trace.dat: %" PRIu64 " events too big for a page, largest %u bytes\n",
 			   st->dropped_too_big, st->max_too_big);
+	pr_debug("trace.dat: %s, %" PRIu64 " events put in time order on their CPU\n",
+		 c.percpu ? "converted in file order" : "converted with the ordered events queue",
+		 st->reordered);
 	if (st->out_of_order)
 		pr_warning("trace.dat: %" PRIu64 " events out of order got the previous time\n",
 			   st->out_of_order);
@@ -788,6 +1131,7 @@ err_placeholder:
 err:
 	ret = -1;
 out:
+	ordered_events__free(&c.sideband);
 	tdw__delete(c.w);
 	free(c.tracing_data);
 	free(c.ptime_range);

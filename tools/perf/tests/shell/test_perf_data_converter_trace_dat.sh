@@ -14,8 +14,10 @@
 # --tod gives the times 'perf script --tod' prints; --all adds the perf:*
 # events.  AUX, LOST and LOST_SAMPLES records, which need an AUX PMU or an
 # overloaded machine to appear, and events too big for a page or on a
-# corrupt CPU are appended to a pipe recording by a script.  Then checks
-# the bad-input cases: non-zero exit, one line on stderr, no output.
+# corrupt CPU are appended to a pipe recording by a script.  A per-thread
+# recording, where several ring buffers feed one CPU, comes out in time
+# order.  Then checks the bad-input cases: non-zero exit, one line on
+# stderr, no output.
 
 set -e
 
@@ -683,6 +685,44 @@ print(f'--tod: {sum(r.values())} events at the times of perf script --tod')
 EOF
 }
 
+# A per-thread recording (--per-thread -p) of two busy tasks on CPU 0: each
+# task has its own ring buffer, so the events of CPU 0 come from two buffers
+# and interleave in the file.  The converter writes a per-CPU recording in
+# file order; here it must notice that the order does not hold and sort the
+# events with perf's ordered-events queue: the times are those perf script
+# prints, none "out of order".
+test_per_thread()
+{
+	local p1 p2 pid n
+
+	echo "Testing a per-thread recording: two ring buffers feed CPU 0"
+	taskset -c 0 perf test -w noploop 3 & p1=$!
+	taskset -c 0 perf test -w noploop 3 & p2=$!
+	perf record -q --per-thread -p "${p1},${p2}" -o "${tmpdir}/thread.data" \
+		-e sched:sched_switch -e irq:softirq_entry -e irq:softirq_exit \
+		-- sleep 1 2>"${tmpdir}/record.err"
+	kill "${p1}" "${p2}" 2>/dev/null
+	wait "${p1}" "${p2}" 2>/dev/null
+	convert -v -i "${tmpdir}/thread.data" --to-trace-dat "${tmpdir}/thread.dat" ||
+		return
+	if ! grep -q "converting again with the ordered events queue" "${tmpdir}/convert.err"; then
+		echo "per-thread: the interleaved ring buffers went unnoticed"
+		err=1
+	fi
+	if grep -q "out of order" "${tmpdir}/convert.err"; then
+		grep "out of order" "${tmpdir}/convert.err"
+		err=1
+	fi
+	compare "${tmpdir}/thread.data" "${tmpdir}/thread.dat" "per-thread"
+	for pid in "${p1}" "${p2}"; do
+		n=$(grep -Ec -- "-${pid} +\[000\] " "${tmpdir}/report.raw" || true)
+		if [ "${n}" -lt 10 ]; then
+			echo "per-thread: ${n} events of task ${pid} on CPU 0, 10 or more expected"
+			err=1
+		fi
+	done
+}
+
 expect_fail()
 {
 	local what=$1 out=$2
@@ -797,6 +837,7 @@ test_synthetic || err=1
 test_task_names || err=1
 test_kallsyms || err=1
 test_tod || err=1
+test_per_thread || err=1
 test_bad_input || err=1
 
 cleanup
