@@ -95,6 +95,7 @@ struct convert_trace_dat {
 	char			*uname;
 	char			*version;
 	bool			tod;
+	bool			unknown_task;	/* an event of tid -1 */
 
 	u64			tracepoints;
 	u64			synthesized;
@@ -250,10 +251,19 @@ static unsigned int sample_cpu(const struct perf_sample *sample)
 	return sample->cpu == (u32)-1 ? 0 : sample->cpu;
 }
 
-/* A task that is not known (tid -1) shows as pid 0, not as "<...>-1". */
-static u32 sample_pid(const struct perf_sample *sample)
+/*
+ * The task of a synthetic event, its common_pid.  Tid 0 is the idle task,
+ * which trace-cmd shows as <idle>.  Tid -1 is a task perf cannot name: one
+ * that is exiting (the kernel reports -1 once its pid is released), or an
+ * event without PERF_SAMPLE_TID.  It is not the idle task: it keeps -1,
+ * and gets a command line of its own, "<unknown>".
+ */
+static s32 sample_pid(struct convert_trace_dat *c,
+		      const struct perf_sample *sample)
 {
-	return sample->tid == (u32)-1 ? 0 : sample->tid;
+	if (sample->tid == (u32)-1)
+		c->unknown_task = true;
+	return sample->tid;
 }
 
 /*
@@ -489,7 +499,7 @@ static int add_synth(struct convert_trace_dat *c, enum synth_event type,
 		return id;
 	memset(buf, 0, 8);
 	tdw__put16(c->w, buf, id);
-	tdw__put32(c->w, buf + 4, sample_pid(sample));
+	tdw__put32(c->w, buf + 4, sample_pid(c, sample));
 	for (i = 0; i < nr; i++)
 		tdw__put64(c->w, buf + 8 + 8 * i, vals[i]);
 	c->synthesized++;
@@ -510,7 +520,7 @@ static int add_synth_sample(struct convert_trace_dat *c,
 	len = min(len, sizeof(buf) - 36);
 	memset(buf, 0, sizeof(buf));
 	tdw__put16(c->w, buf, id);
-	tdw__put32(c->w, buf + 4, sample_pid(sample));
+	tdw__put32(c->w, buf + 4, sample_pid(c, sample));
 	tdw__put64(c->w, buf + 8, sample->ip);
 	tdw__put64(c->w, buf + 16, sample->period);
 	tdw__put32(c->w, buf + 24, sample->pid);
@@ -857,6 +867,7 @@ static void percpu_restart(struct convert_trace_dat *c)
 	c->synthesized = 0;
 	c->dropped = 0;
 	c->skipped = 0;
+	c->unknown_task = false;
 	c->percpu = false;
 	c->restart = false;
 	c->tool.no_warn = false;
@@ -1080,6 +1091,8 @@ again:
 	add_kallsyms(&c);
 	ret = machine__for_each_thread(&session->machines.host,
 				       add_thread_cmdline, &c);
+	if (!ret && c.unknown_task)
+		ret = tdw__add_cmdline(c.w, -1, "<unknown>");
 	if (!ret)
 		ret = tdw__finish(c.w, out);
 	if (ret) {

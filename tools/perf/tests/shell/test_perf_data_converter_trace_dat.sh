@@ -13,11 +13,11 @@
 # kallsyms written from the recording's kernel map; UNAME and VERSION;
 # --tod gives the times 'perf script --tod' prints; --all adds the perf:*
 # events.  AUX, LOST and LOST_SAMPLES records, which need an AUX PMU or an
-# overloaded machine to appear, and events too big for a page or on a
-# corrupt CPU are appended to a pipe recording by a script.  A per-thread
-# recording, where several ring buffers feed one CPU, comes out in time
-# order.  Then checks the bad-input cases: non-zero exit, one line on
-# stderr, no output.
+# overloaded machine to appear, events too big for a page, and samples of
+# the idle task and of tid -1 are appended to a pipe recording by a
+# script.  A per-thread recording, where several ring buffers feed one
+# CPU, comes out in time order.  Then checks the bad-input cases: non-zero
+# exit, one line on stderr, no output.
 
 set -e
 
@@ -723,6 +723,92 @@ test_per_thread()
 	done
 }
 
+# Append to the pipe-mode recording $1, writing $2, two copies of its last
+# sample of a non-tracepoint event, after every sample: one of the idle
+# task (pid and tid 0), one of a task perf cannot name (pid and tid -1: a
+# task that is exiting, once its pid is released).  Print their times.
+add_task_samples()
+{
+	$PYTHON - "$1" "$2" <<'EOF'
+import struct, sys
+
+data = open(sys.argv[1], 'rb').read()
+if data[:8] != b'PERFILE2' or struct.unpack_from('<Q', data, 8)[0] != 16:
+    sys.exit('not a little-endian pipe-mode perf.data')
+IP, TID, TIME, IDENTIFIER = 1, 2, 4, 65536
+attrs = {}
+last_t, last = 0, None
+pos = 16
+while pos + 8 <= len(data):
+    typ, _, size = struct.unpack_from('<IHH', data, pos)
+    if size < 8:
+        sys.exit('bad record size')
+    if typ == 64:                               # HEADER_ATTR
+        atype, asize = struct.unpack_from('<II', data, pos + 8)
+        st, = struct.unpack_from('<Q', data, pos + 8 + 24)
+        for k in range((size - 8 - asize) // 8):
+            i, = struct.unpack_from('<Q', data, pos + 8 + asize + 8 * k)
+            attrs[i] = (atype, st)
+    elif typ == 9:                              # SAMPLE
+        i, = struct.unpack_from('<Q', data, pos + 8)
+        atype, st = attrs.get(i, (None, 0))
+        if not st & IDENTIFIER or not st & TID or not st & TIME:
+            sys.exit('need PERF_SAMPLE_IDENTIFIER, TID and TIME')
+        tid_off = 8 + 8 + 8 * bool(st & IP)
+        t, = struct.unpack_from('<Q', data, pos + tid_off + 8)
+        last_t = max(last_t, t)
+        if atype != 2:                          # not a tracepoint
+            last = (pos, size, tid_off)
+    pos += size
+    if typ == 66:                               # HEADER_TRACING_DATA
+        pos += struct.unpack_from('<I', data, pos - size + 8)[0]
+if last is None:
+    sys.exit('no sample of a non-tracepoint event')
+pos, size, tid_off = last
+recs, times = b'', []
+for k, task in ((1, 0), (2, -1)):
+    rec = bytearray(data[pos:pos + size])
+    struct.pack_into('<iiQ', rec, tid_off, task, task, last_t + 1000 * k)
+    recs += bytes(rec)
+    times.append(f'{(last_t + 1000 * k) // 10**9}.{(last_t + 1000 * k) % 10**9:09d}')
+open(sys.argv[2], 'wb').write(data + recs)
+print(*times)
+EOF
+}
+
+# A synthetic perf:sample event of the idle task is the idle task's
+# (<idle>-0); one of a task perf cannot name (tid -1) is not: it keeps pid
+# -1, under a name of its own.
+test_unknown_task()
+{
+	local t0 t1 rep="${tmpdir}/tid.report"
+
+	echo "Testing perf:sample events of the idle task and of tid -1"
+	perf record -q -a -o - -e cpu-clock -c 1000000 -e sched:sched_switch \
+		-- perf test -w noploop 0.2 > "${tmpdir}/mixed-pipe.data" 2>/dev/null
+	if ! read -r t0 t1 < <(add_task_samples "${tmpdir}/mixed-pipe.data" \
+				"${tmpdir}/tid.data"); then
+		echo "cannot add samples to the pipe recording"
+		err=1
+		return
+	fi
+	convert -i - --to-trace-dat "${tmpdir}/tid.dat" --all < "${tmpdir}/tid.data" ||
+		return
+	trace-cmd report -t "${tmpdir}/tid.dat" > "${rep}" 2>/dev/null
+	if ! grep -Eq "^ *<idle>-0 +\[[0-9]+\] +${t0}: +sample: +cpu-clock ip=.* pid=0 tid=0 " \
+		"${rep}"; then
+		echo "the sample of the idle task at ${t0} is not <idle>-0 with pid=0 tid=0:"
+		grep -F "${t0}:" "${rep}"
+		err=1
+	fi
+	if ! grep -Eq "^ *<unknown>--1 +\[[0-9]+\] +${t1}: +sample: +cpu-clock ip=.* pid=-1 tid=-1 " \
+		"${rep}"; then
+		echo "the sample of tid -1 at ${t1} is not <unknown>--1 with pid=-1 tid=-1:"
+		grep -F "${t1}:" "${rep}"
+		err=1
+	fi
+}
+
 expect_fail()
 {
 	local what=$1 out=$2
@@ -838,6 +924,7 @@ test_task_names || err=1
 test_kallsyms || err=1
 test_tod || err=1
 test_per_thread || err=1
+test_unknown_task || err=1
 test_bad_input || err=1
 
 cleanup
