@@ -11,13 +11,14 @@
 # by 'trace-cmd report' under valgrind, which must report nothing.
 # Then: short-lived tasks have names; %ps fields resolve through the
 # kallsyms written from the recording's kernel map; UNAME and VERSION;
-# --tod gives the times 'perf script --tod' prints; --all adds the perf:*
-# events.  AUX, LOST and LOST_SAMPLES records, which need an AUX PMU or an
-# overloaded machine to appear, events too big for a page, and samples of
-# the idle task and of tid -1 are appended to a pipe recording by a
-# script.  A per-thread recording, where several ring buffers feed one
-# CPU, comes out in time order.  Then checks the bad-input cases: non-zero
-# exit, one line on stderr, no output.
+# --tod gives the times 'perf script --tod' prints, and the trace clock is
+# that of perf record -k; --all adds the perf:* events.  AUX, LOST and
+# LOST_SAMPLES records, which need an AUX PMU or an overloaded machine to
+# appear, events too big for a page, and samples of the idle task and of
+# tid -1 are appended to a pipe recording by a script.  A per-thread
+# recording, where several ring buffers feed one CPU, comes out in time
+# order.  Then checks the bad-input cases: non-zero exit, one line on
+# stderr, no output.
 
 set -e
 
@@ -650,6 +651,12 @@ test_tod()
 		2>"${tmpdir}/record.err"
 	convert -i "${tmpdir}/tod.data" --to-trace-dat "${tmpdir}/tod.dat" --tod ||
 		return
+	# perf record -k CLOCK_MONOTONIC: ftrace's "mono" clock.
+	if ! trace-cmd dump --clock "${tmpdir}/tod.dat" 2>/dev/null | grep -q "\[mono\]"; then
+		echo "--tod: the trace clock is not [mono]:"
+		trace-cmd dump --clock "${tmpdir}/tod.dat" 2>&1 | tail -2
+		err=1
+	fi
 	trace-cmd report -t "${tmpdir}/tod.dat" >"${tmpdir}/tod.report" 2>/dev/null
 	TZ=UTC perf script -i "${tmpdir}/tod.data" --ns -F tod,cpu,event \
 		>"${tmpdir}/tod.script" 2>/dev/null
