@@ -21,7 +21,7 @@ PERF_TESTS  += $(PERF_Z_TESTS)
 
 EXTRA_HELP += '  make perf [BASE=1]         perf from build/linux into build/perf (BASE=1: build/perf-base)' \
 	'  make perf-test [BASE=1]    perf shell tests (PERF_TESTS) with that perf, on the host' \
-	'  make perf-ab               perf -z tests fail on the base perf, pass with the series' \
+	'  make perf-ab               perf -z and printk-format tests fail on the base perf, pass with the series' \
 	'  make perf-suite            whole perf test, base vs series perf: no new failure (slow, not in check)' \
 	'  make bench-record          perf record -z throughput (MB/CPU s), base vs series, median of 7'
 
@@ -34,8 +34,12 @@ perf:
 perf-test:
 	rig/perf/run-tests.sh $(PERF_BIN) $(PERF_TESTS)
 
+# The A/B tests of the perf tools fixes other than the converter's
+PERF_AB_TESTS := $(PERF_Z_TESTS) $(CURDIR)/tools/perf/tests/shell/report_printk_format.sh
+PERF_TESTS  += $(CURDIR)/tools/perf/tests/shell/report_printk_format.sh
+
 perf-ab:
-	rig/perf/ab.sh $(PERF_Z_TESTS)
+	rig/perf/ab.sh $(PERF_AB_TESTS)
 
 # Not a check stage: two full perf test runs under the CPU lock.
 perf-suite:
@@ -45,5 +49,6 @@ perf-suite:
 bench-record:
 	@bash rig/perf/bench-record.sh
 
-# perf-ab: every record+zstd_*.sh test fails on the base perf and passes with the series.
+# perf-ab: every record+zstd_*.sh test and report_printk_format.sh fail on the base
+# perf and pass with the series.
 CHECK_STAGES += perf-ab
