@@ -31,7 +31,10 @@
 # Prints a progress line per target every minute, and at the end execs,
 # execs/s, coverage, crashes and hangs per target. Each crashing or hanging
 # input goes to <out dir>/findings/ with the sanitizer report of a rerun.
-# Exit status: 0 when no crash and no hang was found, 1 otherwise.
+# A crash that matches rig/fuzz/known-library-bugs.txt (a bug of a library
+# perf calls) and a hang that does not hang when rerun alone are reported but
+# not counted. Exit status: 0 when no other crash or hang was found, 1
+# otherwise.
 # shellcheck source=rig/lib.sh
 . "$(dirname "$0")/../lib.sh"
 perf=${1:?usage: afl.sh <perf> <seed dir> <out dir> <seconds>}
@@ -135,8 +138,24 @@ while running; do
 	echo "$line"
 done
 
+# known_bug LOG: the NAME of the known-library-bugs.txt entry that matches
+# the crash of LOG, if any.
+known_bug() {
+	local sig name ere why
+	sig="$(grep -m1 'ERROR: ' "$1") | $(grep -m1 -E '^ +#0 ' "$1")"
+	while IFS=$'\t' read -r name ere why; do
+		case $name in ''|'#'*) continue ;; esac
+		if grep -qE -- "$ere" <<<"$sig"; then
+			echo "$name"
+			return 0
+		fi
+	done <"$RIG_TOP/rig/fuzz/known-library-bugs.txt"
+	return 1
+}
+
 rc=0
 i=0
+nfail=0 nknown=0 nstall=0
 for t in "${TARGETS[@]}"; do
 	st=0
 	wait "${pids[$i]}" || st=$?
@@ -185,8 +204,24 @@ for t in "${TARGETS[@]}"; do
 				echo "# input: $f"
 				echo "# rerun: ${cmd[*]}: exit $s after $ms ms"
 			} >>"$base.log"
-			echo "fuzz: $t: $kind: $base.data (rerun: exit $s after $ms ms): $(grep -m1 -E 'ERROR: |runtime error|SUMMARY' "$base.log" || echo 'no sanitizer report')"
+			what=$(grep -m1 -E 'ERROR: |runtime error|SUMMARY' "$base.log" || echo 'no sanitizer report')
+			verdict=
+			if [ "$kind" = crashes ] && known=$(known_bug "$base.log"); then
+				verdict=" [known library bug $known: not counted]"
+				nknown=$((nknown + 1))
+			elif [ "$kind" = hangs ] && [ "$ms" -lt "$FUZZ_HANG_MS" ] && [ "$s" != 124 ] && [ "$s" != 137 ]; then
+				# perf is deterministic for one input: an exec that took
+				# over FUZZ_HANG_MS once and ends in less when rerun
+				# alone was stalled by the machine, not by the input.
+				verdict=" [not reproduced: the rerun ended in $ms ms; not counted]"
+				nstall=$((nstall + 1))
+			else
+				rc=1
+				nfail=$((nfail + 1))
+			fi
+			echo "fuzz: $t: $kind: $base.data (rerun: exit $s after $ms ms): $what$verdict"
 		done
 	done
 done
+echo "fuzz: findings: $nfail failing, $nknown known library bugs (rig/fuzz/known-library-bugs.txt), $nstall hangs not reproduced"
 exit $rc

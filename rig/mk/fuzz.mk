@@ -8,13 +8,27 @@
 #                                   for FUZZ_SECONDS on both cores; fails on any
 #                                   crash or hang, inputs in out/fuzz/findings/
 #
-# Not a check stage: it holds the CPU lock for FUZZ_SECONDS.
+#   make fuzz-regress               every input make fuzz found that the series
+#                                   fixed (rig/fuzz/regress/), through both
+#                                   targets of build/perf/perf under valgrind
+#
+# fuzz is not a check stage: it holds the CPU lock for FUZZ_SECONDS.
+# fuzz-regress is (about 30 s); report_printk_format.sh in make perf-ab is
+# the A/B test of the fix those inputs found.
 
 FUZZ_SECONDS ?= 3600
 
 EXTRA_HELP += '  make fuzz [FUZZ_SECONDS=3600]  AFL++ over perf report -D and --to-trace-dat, ASan/UBSan perf (not in check)'
 
-.PHONY: fuzz
+EXTRA_HELP += '  make fuzz-regress          the inputs make fuzz found, fixed since, under valgrind (in check)'
+
+.PHONY: fuzz fuzz-regress
 
 fuzz:
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) bash rig/fuzz/run.sh
+
+fuzz-regress:
+	@test -x build/perf/perf || $(MAKE) --no-print-directory perf
+	@bash rig/fuzz/regress.sh $(CURDIR)/build/perf/perf
+
+# The check stage is added in perf.mk, after perf-ab has built build/perf/perf.

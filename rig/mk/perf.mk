@@ -52,3 +52,5 @@ bench-record:
 # perf-ab: every record+zstd_*.sh test and report_printk_format.sh fail on the base
 # perf and pass with the series.
 CHECK_STAGES += perf-ab
+# fuzz.mk: the fixed fuzz findings, with the series perf perf-ab leaves built
+CHECK_STAGES += fuzz-regress
