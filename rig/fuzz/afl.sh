@@ -141,9 +141,9 @@ done
 # known_bug LOG: the NAME of the known-library-bugs.txt entry that matches
 # the crash of LOG, if any.
 known_bug() {
-	local sig name ere why
+	local sig name ere
 	sig="$(grep -m1 'ERROR: ' "$1") | $(grep -m1 -E '^ +#0 ' "$1")"
-	while IFS=$'\t' read -r name ere why; do
+	while IFS=$'\t' read -r name ere _; do
 		case $name in ''|'#'*) continue ;; esac
 		if grep -qE -- "$ere" <<<"$sig"; then
 			echo "$name"
