@@ -4,6 +4,7 @@
 # (one per core), for <seconds>; run it under the CPU lock (run.sh does).
 #
 #   afl.sh <perf> <seed dir> <out dir> <seconds>
+#   afl.sh <perf> - <out dir> triage     only rerun and judge an earlier run's findings
 #
 # Targets (AFL replaces @@ with the path of the mutated input):
 #   report   perf report -D -i @@ --symfs <empty dir>
@@ -31,9 +32,9 @@
 # Prints a progress line per target every minute, and at the end execs,
 # execs/s, coverage, crashes and hangs per target. Each crashing or hanging
 # input goes to <out dir>/findings/ with the sanitizer report of a rerun.
-# A crash that matches rig/fuzz/known-library-bugs.txt (a bug of a library
-# perf calls) and a hang that does not hang when rerun alone are reported but
-# not counted. Exit status: 0 when no other crash or hang was found, 1
+# A crash that matches rig/fuzz/known-findings.txt (a bug of a library perf
+# calls, or a report of an older build's sanitizer options) and a hang that
+# does not hang when rerun alone are reported but not counted. Exit status: 0 when no other crash or hang was found, 1
 # otherwise.
 # shellcheck source=rig/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -99,9 +100,23 @@ target_cmd() {
 	esac
 }
 
-rm -rf "$out/afl" "$out/findings"
-mkdir -p "$out/afl" "$out/findings"
+# secs "triage": no fuzzing, only the rerun and the verdicts below, over the
+# crashes and hangs of an earlier run in <out dir>/afl (make fuzz-triage).
+triage=0
+if [ "$secs" = triage ]; then
+	triage=1
+	for t in "${TARGETS[@]}"; do
+		[ -f "$out/afl/$t/default/fuzzer_stats" ] ||
+			die "fuzz: no earlier run in $out/afl/$t: run 'make fuzz' first"
+	done
+	rm -rf "$out/findings"
+	mkdir -p "$out/findings"
+else
+	rm -rf "$out/afl" "$out/findings"
+	mkdir -p "$out/afl" "$out/findings"
+fi
 for t in "${TARGETS[@]}"; do
+	[ "$triage" = 1 ] && break
 	mkdir -p "$w/tmp-$t"
 	read -r -a cmd <<<"$(target_cmd "$t")"
 	info "fuzz: $t: afl-fuzz -V $secs -t $FUZZ_TMOUT_MS -m none -- ${cmd[*]}"
@@ -138,18 +153,19 @@ while running; do
 	echo "$line"
 done
 
-# known_bug LOG: the NAME of the known-library-bugs.txt entry that matches
-# the crash of LOG, if any.
+# known_bug LOG: the NAME of the known-findings.txt entry that matches the
+# crash of LOG, if any. The signature: the sanitizer's first error line and
+# the first two stack frames, joined with " | ".
 known_bug() {
 	local sig name ere
-	sig="$(grep -m1 'ERROR: ' "$1") | $(grep -m1 -E '^ +#0 ' "$1")"
+	sig="$(grep -m1 -E 'ERROR: |runtime error: ' "$1") | $(grep -m1 -E '^ +#0 ' "$1") | $(grep -m1 -E '^ +#1 ' "$1")"
 	while IFS=$'\t' read -r name ere _; do
 		case $name in ''|'#'*) continue ;; esac
 		if grep -qE -- "$ere" <<<"$sig"; then
 			echo "$name"
 			return 0
 		fi
-	done <"$RIG_TOP/rig/fuzz/known-library-bugs.txt"
+	done <"$RIG_TOP/rig/fuzz/known-findings.txt"
 	return 1
 }
 
@@ -157,6 +173,7 @@ rc=0
 i=0
 nfail=0 nknown=0 nstall=0
 for t in "${TARGETS[@]}"; do
+	[ "$triage" = 1 ] && break
 	st=0
 	wait "${pids[$i]}" || st=$?
 	i=$((i + 1))
@@ -183,7 +200,6 @@ for t in "${TARGETS[@]}"; do
 	for kind in crashes hangs; do
 		for f in "$d/$kind"/id:*; do
 			[ -f "$f" ] || continue
-			rc=1
 			id=${f##*/id:}
 			id=${id%%,*}
 			case $kind in
@@ -207,7 +223,7 @@ for t in "${TARGETS[@]}"; do
 			what=$(grep -m1 -E 'ERROR: |runtime error|SUMMARY' "$base.log" || echo 'no sanitizer report')
 			verdict=
 			if [ "$kind" = crashes ] && known=$(known_bug "$base.log"); then
-				verdict=" [known library bug $known: not counted]"
+				verdict=" [known finding $known: not counted]"
 				nknown=$((nknown + 1))
 			elif [ "$kind" = hangs ] && [ "$ms" -lt "$FUZZ_HANG_MS" ] && [ "$s" != 124 ] && [ "$s" != 137 ]; then
 				# perf is deterministic for one input: an exec that took
@@ -223,5 +239,5 @@ for t in "${TARGETS[@]}"; do
 		done
 	done
 done
-echo "fuzz: findings: $nfail failing, $nknown known library bugs (rig/fuzz/known-library-bugs.txt), $nstall hangs not reproduced"
+echo "fuzz: findings: $nfail failing, $nknown known (rig/fuzz/known-findings.txt), $nstall hangs not reproduced"
 exit $rc

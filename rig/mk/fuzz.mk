@@ -8,6 +8,9 @@
 #                                   for FUZZ_SECONDS on both cores; fails on any
 #                                   crash or hang, inputs in out/fuzz/findings/
 #
+#   make fuzz-triage                rerun and judge the crashes and hangs of
+#                                   the last make fuzz (out/fuzz/afl) again,
+#                                   e.g. after rig/fuzz/known-findings.txt changed
 #   make fuzz-regress               every input make fuzz found that the series
 #                                   fixed (rig/fuzz/regress/), through both
 #                                   targets of build/perf/perf under valgrind
@@ -22,7 +25,9 @@ EXTRA_HELP += '  make fuzz [FUZZ_SECONDS=3600]  AFL++ over perf report -D and --
 
 EXTRA_HELP += '  make fuzz-regress          the inputs make fuzz found, fixed since, under valgrind (in check)'
 
-.PHONY: fuzz fuzz-regress
+EXTRA_HELP += '  make fuzz-triage           the last make fuzz run'"'"'s findings rerun and judged again (known-findings.txt)'
+
+.PHONY: fuzz fuzz-regress fuzz-triage
 
 fuzz:
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) bash rig/fuzz/run.sh
@@ -32,3 +37,6 @@ fuzz-regress:
 	@bash rig/fuzz/regress.sh $(CURDIR)/build/perf/perf
 
 # The check stage is added in perf.mk, after perf-ab has built build/perf/perf.
+
+fuzz-triage:
+	@bash rig/fuzz/afl.sh $(CURDIR)/build/perf-fuzz/perf - $(CURDIR)/out/fuzz triage
