@@ -189,7 +189,7 @@ export ASAN_OPTIONS=${SAN_COMMON/symbolize=0/symbolize=1}
 export UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:symbolize=1:print_stacktrace=1
 ASAN_SYMBOLIZER_PATH=$(command -v llvm-symbolizer || true)
 export ASAN_SYMBOLIZER_PATH
-echo "fuzz: results after ${secs}s (perf: $perf)"
+if [ "$triage" = 1 ]; then echo "fuzz: results of the earlier run in $out/afl, judged again (perf: $perf)"; else echo "fuzz: results after ${secs}s (perf: $perf)"; fi
 for t in "${TARGETS[@]}"; do
 	d=$out/afl/$t/default
 	rt=$(fstat "$t" run_time)
