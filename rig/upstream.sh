@@ -671,4 +671,8 @@ if [ -n "$ph" ]; then
 	mapfile -t phs <<<"$ph"
 	unpostable "the cover letters still have fields to fill in:" "${phs[@]}"
 fi
-info "upstream-check: every tree applies, is checkpatch-clean with the sign-off and builds patch by patch"
+if [ "${UPSTREAM_BUILD:-1}" = 1 ]; then
+	info "upstream-check: every tree applies, is checkpatch-clean with the sign-off and builds patch by patch"
+else
+	info "upstream-check: every tree applies and is checkpatch-clean with the sign-off; NOT BUILT (UPSTREAM_BUILD=0)"
+fi

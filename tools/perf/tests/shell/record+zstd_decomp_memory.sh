@@ -83,8 +83,9 @@ for tool in "script -F time" "report --stats"; do
 	fi
 	echo "perf ${tool}: peak RSS ${rs} KiB and ${rb} KiB"
 	if [ $((rb - rs - files)) -gt 8192 ]; then
-		echo "perf ${tool}: the longer recording needs $(( (rb - rs - files) / 1024 )) MiB more" \
-			"than its larger file: decompressed data kept"
+		echo "perf ${tool}: the longer recording needs" \
+			"$(( (rb - rs - files) / 1024 )) MiB more than its larger file:" \
+			"decompressed data kept"
 		err=1
 	fi
 done

@@ -92,7 +92,8 @@ skip_if_unsupported() {
 		echo "no /proc/PID/io (CONFIG_TASK_IO_ACCOUNTING) [Skipped]"
 		exit 2
 	fi
-	if ! perf record -e syscalls:sys_enter_read -o "${tmpdir}/tp.data" true >/dev/null 2>&1; then
+	if ! perf record -e syscalls:sys_enter_read -o "${tmpdir}/tp.data" true \
+		>/dev/null 2>&1; then
 		echo "no syscalls:sys_enter_read tracepoint [Skipped]"
 		exit 2
 	fi

@@ -808,8 +808,8 @@ test_unknown_task()
 		grep -F "${t0}:" "${rep}"
 		err=1
 	fi
-	if ! grep -Eq "^ *<unknown>--1 +\[[0-9]+\] +${t1}: +sample: +cpu-clock ip=.* pid=-1 tid=-1 " \
-		"${rep}"; then
+	pat="^ *<unknown>--1 +\[[0-9]+\] +${t1}: +sample: +cpu-clock ip=.* pid=-1 tid=-1 "
+	if ! grep -Eq "${pat}" "${rep}"; then
 		echo "the sample of tid -1 at ${t1} is not <unknown>--1 with pid=-1 tid=-1:"
 		grep -F "${t1}:" "${rep}"
 		err=1
