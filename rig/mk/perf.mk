@@ -35,8 +35,9 @@ perf-test:
 	rig/perf/run-tests.sh $(PERF_BIN) $(PERF_TESTS)
 
 # The A/B tests of the perf tools fixes other than the converter's
-PERF_AB_TESTS := $(PERF_Z_TESTS) $(CURDIR)/tools/perf/tests/shell/report_printk_format.sh
-PERF_TESTS  += $(CURDIR)/tools/perf/tests/shell/report_printk_format.sh
+PERF_PRINTK_TEST := $(CURDIR)/tools/perf/tests/shell/report_printk_format.sh
+PERF_AB_TESTS := $(PERF_Z_TESTS) $(PERF_PRINTK_TEST)
+PERF_TESTS  += $(PERF_PRINTK_TEST)
 
 perf-ab:
 	rig/perf/ab.sh $(PERF_AB_TESTS)
