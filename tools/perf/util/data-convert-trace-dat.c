@@ -45,6 +45,7 @@
 #include "util/event.h"
 #include "util/evlist.h"
 #include "util/evsel.h"
+#include "util/hashmap.h"
 #include "util/header.h"
 #include "util/machine.h"
 #include "util/ordered-events.h"
@@ -52,8 +53,8 @@
 #include "util/maps.h"
 #include "util/dso.h"
 #include "util/symbol.h"
+#include "util/sample.h"
 #include "util/session.h"
-#include "util/thread.h"
 #include "util/time-utils.h"
 #include "util/tool.h"
 #include "util/trace-dat-writer.h"
@@ -91,6 +92,7 @@ struct convert_trace_dat {
 	u64			round_max;	/* max_time at the previous round */
 	u64			flushed;	/* what the queue would have flushed */
 	struct ordered_events	sideband;	/* COMM, FORK, EXIT in time order */
+	struct hashmap		*comms;		/* tid -> command line */
 
 	char			*uname;
 	char			*version;
@@ -369,9 +371,71 @@ static bool skip_time(struct convert_trace_dat *c,
 	return true;
 }
 
+static size_t comm_hash(long tid, void *ctx __maybe_unused)
+{
+	return tid;
+}
+
+static bool comm_equal(long a, long b, void *ctx __maybe_unused)
+{
+	return a == b;
+}
+
+/* @tid is named @comm from now on (a copy). */
+static int set_comm(struct convert_trace_dat *c, int tid, const char *comm)
+{
+	char *name = strdup(comm), *old = NULL;
+	int ret;
+
+	if (!name)
+		return -ENOMEM;
+	ret = hashmap__set(c->comms, tid, name, NULL, &old);
+	if (ret) {
+		free(name);
+		return ret;
+	}
+	free(old);
+	return 0;
+}
+
 /*
- * What perf keeps of a side-band event: task names (COMM, FORK, EXIT) and
- * kernel maps for kallsyms.  User-space mappings are of no use in a
+ * A new task @tid takes the name of its parent @ptid, or ":tid" when the
+ * parent has none (a parent perf never saw becomes ":ptid"): the names perf
+ * report and perf script give such tasks.
+ */
+static int fork_comm(struct convert_trace_dat *c, int tid, int ptid)
+{
+	char name[32];
+	char *pcomm;
+	int ret;
+
+	if (hashmap__find(c->comms, ptid, &pcomm))
+		return set_comm(c, tid, pcomm);
+	snprintf(name, sizeof(name), ":%d", ptid);
+	ret = set_comm(c, ptid, name);
+	if (ret)
+		return ret;
+	snprintf(name, sizeof(name), ":%d", tid);
+	return set_comm(c, tid, name);
+}
+
+static void free_comms(struct convert_trace_dat *c)
+{
+	struct hashmap_entry *cur;
+	size_t bkt;
+
+	if (!c->comms)
+		return;
+	hashmap__for_each_entry(c->comms, cur, bkt)
+		free(cur->pvalue);
+	hashmap__clear(c->comms);
+}
+
+/*
+ * What the converter keeps of a side-band event: task names (COMM, FORK,
+ * EXIT) in a table of its own, and kernel maps for kallsyms.  Task names
+ * are all a trace.dat wants of a task: perf's threads (a namespace and
+ * maps for each, looked up in /proc) are not created for them.  User-space mappings are of no use in a
  * trace.dat (and mapping the vDSO of every new process reads perf's own
  * /proc/self/maps): left out.
  */
@@ -386,11 +450,12 @@ static int deliver_sideband(struct convert_trace_dat *c, union perf_event *event
 	case PERF_RECORD_MMAP2:
 		return perf_event__process_mmap2(tool, event, sample, machine);
 	case PERF_RECORD_COMM:
-		return perf_event__process_comm(tool, event, sample, machine);
+		return set_comm(c, event->comm.tid, event->comm.comm);
 	case PERF_RECORD_FORK:
-		return perf_event__process_fork(tool, event, sample, machine);
+		return fork_comm(c, event->fork.tid, event->fork.ptid);
 	case PERF_RECORD_EXIT:
-		return perf_event__process_exit(tool, event, sample, machine);
+		/* An exited task keeps its name. */
+		return 0;
 	case PERF_RECORD_ITRACE_START:
 		return perf_event__process_itrace_start(tool, event, sample, machine);
 	case PERF_RECORD_AUX_OUTPUT_HW_ID:
@@ -759,14 +824,21 @@ static int read_tracing_feature(struct perf_file_section *section,
 	return 0;
 }
 
-static int add_thread_cmdline(struct thread *thread, void *priv)
+/* A command line for every task named by the recording. */
+static int add_cmdlines(struct convert_trace_dat *c)
 {
-	struct convert_trace_dat *c = priv;
-	const char *comm = thread__comm_str(thread);
+	struct hashmap_entry *cur;
+	size_t bkt;
+	int ret;
 
-	if (thread__tid(thread) < 0 || !comm)
-		return 0;
-	return tdw__add_cmdline(c->w, thread__tid(thread), comm);
+	hashmap__for_each_entry(c->comms, cur, bkt) {
+		if (cur->key < 0)
+			continue;
+		ret = tdw__add_cmdline(c->w, cur->key, cur->pvalue);
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 /* One /proc/kallsyms line per symbol of @map, with "\t[module]" for modules. */
@@ -856,6 +928,7 @@ static void percpu_restart(struct convert_trace_dat *c)
 	perf_session__delete(c->session);
 	c->session = NULL;
 	ordered_events__reinit(&c->sideband);
+	free_comms(c);
 	tdw__delete(c->w);
 	c->w = NULL;
 	zfree(&c->uname);
@@ -1012,8 +1085,12 @@ int trace_dat_convert__perf2dat(const char *_input_name, const char *output_name
 		goto err_unlink;
 	}
 
-	/* Exited tasks keep their thread, and so their command line. */
-	symbol_conf.keep_exited_threads = true;
+	c.comms = hashmap__new(comm_hash, comm_equal, NULL);
+	if (IS_ERR(c.comms)) {
+		c.comms = NULL;
+		pr_err("%s: out of memory\n", _input_name);
+		goto err_fclose;
+	}
 	if (asprintf(&c.version, "perf version %s", perf_version_string) < 0)
 		c.version = NULL;
 	c.wopts.version_str = c.version;
@@ -1029,6 +1106,11 @@ again:
 		goto err_fclose;
 	}
 	c.session = session;
+	/* The idle task, as perf names it (trace-cmd shows <idle>). */
+	if (set_comm(&c, 0, "swapper")) {
+		pr_err("%s: out of memory\n", _input_name);
+		goto err_session_delete;
+	}
 	if (c.percpu && !percpu_possible(session)) {
 		c.percpu = false;
 		/* What perf_session__new() decides for an ordered tool. */
@@ -1089,8 +1171,7 @@ again:
 		goto err_session_delete;
 	}
 	add_kallsyms(&c);
-	ret = machine__for_each_thread(&session->machines.host,
-				       add_thread_cmdline, &c);
+	ret = add_cmdlines(&c);
 	if (!ret && c.unknown_task)
 		ret = tdw__add_cmdline(c.w, -1, "<unknown>");
 	if (!ret)
@@ -1152,6 +1233,8 @@ err:
 	ret = -1;
 out:
 	ordered_events__free(&c.sideband);
+	free_comms(&c);
+	hashmap__free(c.comms);
 	tdw__delete(c.w);
 	free(c.tracing_data);
 	free(c.ptime_range);

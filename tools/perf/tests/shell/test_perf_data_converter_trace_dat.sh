@@ -560,7 +560,8 @@ test_too_big()
 
 # Every task has a name, also those that exited before the end: a shell
 # that runs /bin/true three times, each a short-lived child whose pid the
-# shell writes down.
+# shell writes down, then forks a subshell that never calls exec (named
+# after its parent: a FORK record and no COMM of its own).
 test_task_names()
 {
 	local pid n=0
@@ -570,7 +571,8 @@ test_task_names()
 	# shellcheck disable=SC2016 # expanded by sh
 	perf record -q -a -o "${tmpdir}/tasks.data" -e sched:sched_process_exec \
 		-e sched:sched_process_exit -e sched:sched_switch -e sched:sched_wakeup \
-		-- sh -c 'for i in 1 2 3; do /bin/true & echo $! >> "$1"; wait; done' \
+		-- sh -c 'for i in 1 2 3; do /bin/true & echo $! >> "$1"; wait; done
+			  (exit 0) & echo $! > "$1.sub"; wait' \
 		sh "${tmpdir}/true.pids" 2>"${tmpdir}/record.err"
 	convert -i "${tmpdir}/tasks.data" --to-trace-dat "${tmpdir}/tasks.dat" ||
 		return
@@ -588,6 +590,13 @@ test_task_names()
 	done
 	if [ "${n}" != 3 ]; then
 		echo "short-lived tasks: ${n} of 3 exits of /bin/true named true"
+		err=1
+	fi
+	pid=$(cat "${tmpdir}/true.pids.sub")
+	if ! grep -Eq "^ *sh-${pid} .* sched_process_exit: +comm=sh pid=${pid} " \
+		"${tmpdir}/report.raw"; then
+		echo "short-lived tasks: the exit of the subshell ${pid} is not shown as sh-${pid}:"
+		grep -E "sched_process_exit: .* pid=${pid} " "${tmpdir}/report.raw"
 		err=1
 	fi
 }
