@@ -1181,14 +1181,38 @@ static void body_cmdlines(const struct tdw *w, struct tdw_buf *b)
 		b->failed = true;
 }
 
-/* Copy the spill file of @cpu to the output. */
+/*
+ * Copy the spill file of @cpu to the output: in the kernel with
+ * copy_file_range(), which saves reading every page into the batch buffer
+ * and writing it again; with read() and the output's stdio where the kernel
+ * cannot (an output that is not a regular file, an old kernel).
+ */
 static void copy_cpu(struct tdw *w, struct tdw_out *o, struct tdw_cpu *cpu)
 {
 	u64 left = cpu->size;
+	off_t in = 0;
 
 	if (!left || o->err)
 		return;
-	if (lseek(cpu->fd, 0, SEEK_SET) < 0) {
+	if (!fflush(o->fp)) {
+		while (left) {
+			ssize_t n = copy_file_range(cpu->fd, &in, fileno(o->fp),
+						    NULL, left, 0);
+
+			if (n <= 0)
+				break;
+			left -= n;
+			o->pos += n;
+		}
+		/* The output's offset moved under stdio: tell it. */
+		if (in && fseeko(o->fp, 0, SEEK_END)) {
+			o->err = -errno;
+			return;
+		}
+	}
+	if (!left)
+		return;
+	if (lseek(cpu->fd, in, SEEK_SET) < 0) {
 		o->err = -errno;
 		return;
 	}
