@@ -6,6 +6,8 @@
 #   make perf-ab             assert: new tests fail on base, pass on the series
 #   make perf-suite          perf's whole `perf test`, base vs series: no test
 #                            that passes with the base may fail with the series
+#                            [PERF_SUITE_RUNS=N: the series suite N times; the
+#                            project's own tests must be Ok in every run]
 #   make bench-record        perf record -z throughput, base vs series perf
 #
 # `make perf` switches build/linux itself (rig/tree.sh) and builds while holding
@@ -23,7 +25,7 @@ EXTRA_HELP += '  make perf [BASE=1]         perf from build/linux into build/per
 	'  make perf-test [BASE=1]    perf shell tests (PERF_TESTS) with that perf, on the host' \
 	'  make perf-ab               perf -z and printk-format tests fail on the base perf, pass with the series' \
 	'  make perf-suite            whole perf test, base vs series perf: no new failure (slow, not in check)' \
-	'  make bench-record          perf record -z throughput (MB/CPU s), base vs series, median of 7'
+	'  make bench-record          perf record -z MB per CPU s, base vs series, two workloads, median of 7'
 
 .PHONY: perf perf-test perf-ab perf-suite bench-record
 

@@ -9,12 +9,18 @@
 #   suite.sh                build both perfs (make perf BASE=1), run both suites
 #   PERF_SUITE_NOBUILD=1    use build/perf-base/perf and build/perf/perf as built
 #   PERF_SUITE_ARGS='...'   extra `perf test` arguments (e.g. a test number)
+#   PERF_SUITE_RUNS=N       run the series suite N times in a row (default 1)
+#
+# The project's own shell tests (tools/perf/tests/shell/*.sh of this
+# repository) must be Ok with the series perf in every run: they run in
+# perf's parallel harness beside everything else, as perf runs them.
 #
 # Both runs use the same copy of the series tree's tools/perf/tests/shell
 # (perf test finds ./tests/shell first), taken under the tree lock, so the
 # shell tests are the same for both binaries. Each run holds the CPU lock:
 # builds on the machine would otherwise make timing-sensitive tests flaky.
-# Results: out/perf-suite-{base,series}.txt (raw), .res (desc<TAB>result).
+# Results: out/perf-suite-{base,series}.txt (raw), .res (desc<TAB>result);
+# with PERF_SUITE_RUNS > 1, run K of the series is out/perf-suite-series.K.*.
 # shellcheck source=rig/lib.sh
 . "$(dirname "$0")/../lib.sh"
 start=$(date +%s)
@@ -58,26 +64,59 @@ run_suite() {
 	[ -s "$res" ] || die "perf-suite: no test results from $perf; see ${raw#"$RIG_TOP"/}"
 }
 
-run_suite base "$BUILD/perf-base/perf"
-run_suite series "$BUILD/perf/perf"
+runs=${PERF_SUITE_RUNS:-1}
+[[ $runs =~ ^[1-9][0-9]*$ ]] || die "perf-suite: PERF_SUITE_RUNS must be a number >= 1"
 
+# The descriptions of the project's own tests, as perf test prints them.
+own=$work/own
+for t in "$RIG_TOP"/tools/perf/tests/shell/*.sh; do
+	sed -n '2s/^# //p' "$t" | sed 's/ (exclusive)$//'
+done | sort >"$own"
+[ -s "$own" ] || die "perf-suite: no shell tests in $RIG_TOP/tools/perf/tests/shell"
+
+# judge <k>: the series run just made against the base run and the
+# project's tests; sets bad
+judge() {
+	local k=$1 desc result s b
+
+	while IFS=$'\t' read -r desc result; do
+		s=$(awk -F'\t' -v d="$desc" '$1 == d { print $2; exit }' "$OUT/perf-suite-series.res")
+		if [ "$result" = Ok ] && [ "$s" != Ok ]; then
+			echo "perf-suite: run $k of $runs: REGRESSION: '$desc': base Ok, series ${s:-missing}"
+			bad=1
+		fi
+	done <"$OUT/perf-suite-base.res"
+	while read -r desc; do
+		s=$(awk -F'\t' -v d="$desc" '$1 == d { print $2; exit }' "$OUT/perf-suite-series.res")
+		if [ "$s" != Ok ]; then
+			echo "perf-suite: run $k of $runs: project test '$desc': ${s:-missing}"
+			bad=1
+		fi
+	done <"$own"
+	[ "$k" = 1 ] || return 0
+	while IFS=$'\t' read -r desc result; do
+		b=$(awk -F'\t' -v d="$desc" '$1 == d { print $2; exit }' "$OUT/perf-suite-base.res")
+		if [ "$result" = Ok ] && [ "$b" != Ok ]; then
+			echo "perf-suite: fixed or new: '$desc': base ${b:-missing}, series Ok"
+		fi
+	done <"$OUT/perf-suite-series.res"
+}
+
+run_suite base "$BUILD/perf-base/perf"
 bad=0
-while IFS=$'\t' read -r desc result; do
-	s=$(awk -F'\t' -v d="$desc" '$1 == d { print $2; exit }' "$OUT/perf-suite-series.res")
-	if [ "$result" = Ok ] && [ "$s" != Ok ]; then
-		echo "perf-suite: REGRESSION: '$desc': base Ok, series ${s:-missing}"
-		bad=1
+for k in $(seq "$runs"); do
+	run_suite series "$BUILD/perf/perf"
+	judge "$k"
+	if [ "$runs" -gt 1 ]; then
+		cp "$OUT/perf-suite-series.txt" "$OUT/perf-suite-series.$k.txt"
+		cp "$OUT/perf-suite-series.res" "$OUT/perf-suite-series.$k.res"
 	fi
-done <"$OUT/perf-suite-base.res"
-while IFS=$'\t' read -r desc result; do
-	b=$(awk -F'\t' -v d="$desc" '$1 == d { print $2; exit }' "$OUT/perf-suite-base.res")
-	if [ "$result" = Ok ] && [ "$b" != Ok ]; then
-		echo "perf-suite: fixed or new: '$desc': base ${b:-missing}, series Ok"
-	fi
-done <"$OUT/perf-suite-series.res"
+done
 echo "perf-suite: done in $(( $(date +%s) - start )) s"
 if [ $bad != 0 ]; then
-	echo "perf-suite: tests that pass with the base fail with the series (above); logs in out/perf-suite-*.txt" >&2
+	echo "perf-suite: a test that passes with the base, or a project test, failed with the series" \
+		"(above); logs in out/perf-suite-*.txt" >&2
 	exit 1
 fi
-echo "perf-suite: no test that passes with the base fails with the series"
+echo "perf-suite: no test that passes with the base fails with the series, and the" \
+	"$(wc -l <"$own") project tests are Ok, in each of $runs run(s)"
