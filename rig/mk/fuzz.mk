@@ -14,6 +14,11 @@
 #   make fuzz-regress               every input make fuzz found that the series
 #                                   fixed (rig/fuzz/regress/), through both
 #                                   targets of build/perf/perf under valgrind
+#   make libtraceevent-ab           the four libtraceevent bugs make fuzz found:
+#                                   Debian's libtraceevent source built with ASan
+#                                   as shipped (each crafted format crashes it)
+#                                   and with rig/fuzz/libtraceevent/*.patch (none
+#                                   does); the patches are for linux-trace-devel
 #
 # fuzz is not a check stage: it holds the CPU lock for FUZZ_SECONDS.
 # fuzz-regress is (about 30 s); report_printk_format.sh in make perf-ab is
@@ -27,7 +32,12 @@ EXTRA_HELP += '  make fuzz-regress          the inputs make fuzz found, fixed si
 
 EXTRA_HELP += '  make fuzz-triage           the last make fuzz run'"'"'s findings rerun and judged again (known-findings.txt)'
 
-.PHONY: fuzz fuzz-regress fuzz-triage
+EXTRA_HELP += '  make libtraceevent-ab      libtraceevent format-parser fixes: shipped source crashes, patched does not'
+
+.PHONY: fuzz fuzz-regress fuzz-triage libtraceevent-ab
+
+libtraceevent-ab:
+	@bash rig/fuzz/libtraceevent/ab.sh
 
 fuzz:
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) bash rig/fuzz/run.sh
