@@ -435,9 +435,9 @@ static void free_comms(struct convert_trace_dat *c)
  * What the converter keeps of a side-band event: task names (COMM, FORK,
  * EXIT) in a table of its own, and kernel maps for kallsyms.  Task names
  * are all a trace.dat wants of a task: perf's threads (a namespace and
- * maps for each, looked up in /proc) are not created for them.  User-space mappings are of no use in a
- * trace.dat (and mapping the vDSO of every new process reads perf's own
- * /proc/self/maps): left out.
+ * maps for each, looked up in /proc) are not created for them.
+ * User-space mappings are of no use in a trace.dat (and mapping the vDSO
+ * of every new process reads perf's own /proc/self/maps): left out.
  */
 static int deliver_sideband(struct convert_trace_dat *c, union perf_event *event,
 			    struct perf_sample *sample, struct machine *machine)
