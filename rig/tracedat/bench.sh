@@ -85,7 +85,7 @@ measure() {
 				RssAnon:) anon=$v ;;
 				VmHWM:) [ "$v" -gt "$hwm" ] && hwm=$v ;;
 				esac
-			done <"/proc/$pid/status" 2>/dev/null || true
+			done 2>/dev/null <"/proc/$pid/status" || true
 			[ "$anon" -gt "$maxanon" ] && maxanon=$anon
 			read -r -t 0.01 -u "$tick" _ || true
 		done
