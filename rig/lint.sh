@@ -72,6 +72,17 @@ if [ ${#SH[@]} -gt 0 ]; then
 	ok "shellcheck on ${#SH[@]} scripts"
 fi
 
+# perf test runs only the shell tests it may execute: a test without the
+# executable bit is silently left out (and git format-patch carries the mode).
+nx=0
+while read -r mode f; do
+	if [ "$mode" != 100755 ]; then
+		bad "$f is not executable in git (mode $mode): perf test would never run it"
+		nx=$((nx + 1))
+	fi
+done < <(git ls-files -s -- 'tools/perf/tests/shell/*.sh' | awk '{ print $1, $4 }')
+[ $nx = 0 ] && ok "the perf shell tests are executable"
+
 # 5. sparse + W=1 on the kernel files the series touches, vs the base.
 SPARSE=$RIG_CACHE/sparse/bin/sparse
 [ "$(cd /tmp && "$TREE/scripts/checker-valid.sh" "$SPARSE")" = 1 ] || die "$SPARSE is not usable for this tree: run 'make deps'"
