@@ -87,7 +87,8 @@ mapfile -t OVL < <(overlay_files)
 mapfile -t SERIES < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$RIG_TOP/patches/series")
 fp=$( {
 	echo "$basecommit"
-	for f in "${OVL[@]}"; do echo "$f"; sha256sum <"$RIG_TOP/$f"; done
+	# the executable bit too: perf test runs only executable shell tests
+	for f in "${OVL[@]}"; do echo "$f"; [ -x "$RIG_TOP/$f" ] && echo x; sha256sum <"$RIG_TOP/$f"; done
 	for p in "${SERIES[@]}"; do echo "$p"; sha256sum <"$RIG_TOP/patches/$p" 2>/dev/null || echo missing; done
 } | sha256sum | cut -c1-16)
 
