@@ -1184,8 +1184,9 @@ static void body_cmdlines(const struct tdw *w, struct tdw_buf *b)
 /*
  * Copy the spill file of @cpu to the output: in the kernel with
  * copy_file_range(), which saves reading every page into the batch buffer
- * and writing it again; with read() and the output's stdio where the kernel
- * cannot (an output that is not a regular file, an old kernel).
+ * and writing it again; with read() and the output's stdio from where it
+ * stopped when the kernel cannot (spill files on another file system than
+ * the output: EXDEV since Linux 5.19; kernels before 4.5).
  */
 static void copy_cpu(struct tdw *w, struct tdw_out *o, struct tdw_cpu *cpu)
 {
