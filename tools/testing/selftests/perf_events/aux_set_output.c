@@ -450,7 +450,8 @@ static long task_switches(const pid_t *pid, int n)
 /* Redirects tried until one ran with no child switched out in its window */
 #define TRIES		20
 /*
- * A redirect's window: from before the ioctl until SWITCH_MS after it. A
+ * A redirect's window: from before the ioctl until SWITCH_MS after it, or
+ * until a child's first record in the new buffer if that is later. A
  * child that stays on its CPU that long has overflowed (every four 1 ms
  * ticks) and written records after the ioctl, so a kernel with the bug has
  * shown it. The window is kept short: kernel threads preempt the children
@@ -740,13 +741,10 @@ static void run_for(struct __test_metadata *_metadata,
 }
 
 /*
- * After a redirect's fixed window, wait up to @ms for a child record in @to
- * (written after its save), keeping non-snapshot buffers drained. What must
- * not happen (a write into the old buffer) is judged over the fixed window;
- * what must happen (a child writing into the new one) is waited for: on a
- * loaded host a TCG vCPU can stall for longer than the window. Not waited
- * for when @from (NULL: unmapped) was written after the redirect: the test
- * has failed already.
+ * Wait up to @ms for a child record in @to (written after its save),
+ * keeping non-snapshot buffers drained: on a loaded host a TCG vCPU can
+ * stall for longer than a redirect's window. Not waited for once @from
+ * (NULL: unmapped) was written after the redirect: the test has failed.
  */
 static void wait_new_child_records(struct __test_metadata *_metadata,
 				   FIXTURE_DATA(redirect) *self,
@@ -756,9 +754,9 @@ static void wait_new_child_records(struct __test_metadata *_metadata,
 	double end = now_ms() + ms;
 	struct scan s;
 
-	if (from && auxbuf_changed(from))
-		return;
 	for (;;) {
+		if (from && auxbuf_changed(from))
+			return;
 		auxbuf_scan(to, 0, true, &s);
 		if (s.changed_inherited || now_ms() >= end)
 			return;
@@ -986,6 +984,12 @@ static bool switch_free(struct __test_metadata *_metadata,
  * Redirect P from @from to @to (NULL: fd -1) with children tracing, then
  * check that @from is left alone and, if there is one, @to gets records.
  * Returns whether no child was switched out meanwhile (switch_free()).
+ *
+ * With swaux, "meanwhile" lasts until a child's first record in @to, if
+ * that comes after SWITCH_MS: a child must go on in @to without being
+ * switched out. A kernel with the bug leaves a child that found no buffer
+ * stopped until it is scheduled in again; what a sched-in brings about
+ * proves nothing, and the redirect is then repeated.
  */
 static bool redirect_and_check(struct __test_metadata *_metadata,
 			       FIXTURE_DATA(redirect) *self,
@@ -993,6 +997,8 @@ static bool redirect_and_check(struct __test_metadata *_metadata,
 			       struct auxbuf *from, struct auxbuf *to)
 {
 	long sw = children_switches(self);
+	double t0;
+	long left;
 	bool clean;
 	struct scan s;
 
@@ -1002,8 +1008,13 @@ static bool redirect_and_check(struct __test_metadata *_metadata,
 		TH_LOG("SET_OUTPUT: %s", strerror(errno));
 	/* From here on nothing may write into @from. */
 	auxbuf_save(from);
+	t0 = now_ms();
 
-	run_for(_metadata, self, variant, SWITCH_MS);
+	if (to && pmu.swaux)
+		wait_new_child_records(_metadata, self, variant, from, to, WAIT_MS);
+	left = SWITCH_MS - (long)(now_ms() - t0);
+	if (left > 0)
+		run_for(_metadata, self, variant, left);
 	clean = switch_free(_metadata, self, sw, to ? "SET_OUTPUT" : "SET_OUTPUT -1");
 	run_for(_metadata, self, variant, 300 - SWITCH_MS);
 
