@@ -37,8 +37,12 @@ status=0
 for c in $cores; do
 	log=$OUT/trbe/$kind-driver+$c-core.log
 	info "running $odir/trbe_test CORE=$c ($kind driver from $tree)"
-	rc=0
-	"$odir/trbe_test" CORE="$c" 2>&1 | tee "$log" || rc=$?
+	# On screen each line names its pair: the base pairs' expected
+	# "not ok" lines are then not taken for failures of this run.
+	set +e
+	"$odir/trbe_test" CORE="$c" 2>&1 | tee "$log" | sed "s/^/$kind+$c| /"
+	rc=${PIPESTATUS[0]}
+	set -e
 	if [ "$rc" -ne 0 ]; then
 		info "harness failed ($kind driver, $c core, rc=$rc); full output in $log"
 		status=$rc
