@@ -5,7 +5,10 @@
 #  3. rig/armv9/run.sh (real Armv9/FVP only) refuses with exit 2 here, where
 #     there is no cs_etm PMU; rig/armv9/lint.sh (make armv9-lint) passes;
 #  4. `make vm` fails on a guest whose dmesg has a WARN or a lockdep report,
-#     passes a clean guest and returns a failing guest command's status.
+#     passes a clean guest and returns a failing guest command's status;
+#  5. make perf-suite's verdict (fake perf binaries): a test the series fails
+#     alone too is a regression, one that fails alone with both perfs is
+#     flaky and not counted, one that fails only in the suite is counted.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/series.sh"
 stage rig-selftest
@@ -80,6 +83,57 @@ t "make vm fails a guest that WARNs" fail bash rig/vm.sh x86_64 "insmod $ko what
 t "make vm fails a guest with a lockdep report" fail bash rig/vm.sh x86_64 "insmod $ko what=lockdep"
 grep -q 'circular locking dependency' "$OUT/vm-x86_64/dmesg.txt" && lockdep_seen=0 || lockdep_seen=1
 t "  ... and the lockdep report is what failed it" 0 test "$lockdep_seen" = 0
+
+# 5. perf-suite's verdict, with fake perfs that print `perf test` lines: a
+#    test "Flaky thing" and the project's shell tests, all Ok unless
+#    FAKE_SUITE_MODE says otherwise for the series perf (build/perf/perf),
+#    in the whole suite (one argument) or alone (two or more).
+fb=$BUILD/selftest-suite
+rm -rf "$fb" && mkdir -p "$fb/perf-base" "$fb/perf" "$fb/linux/tools/perf/tests/shell" "$fb/out"
+for t in tools/perf/tests/shell/*.sh; do
+	sed -n '2s/^# //p' "$t" | sed 's/ (exclusive)$//'
+done >"$fb/own"
+cat >"$fb/perf-base/perf" <<'FAKE'
+#!/bin/bash
+role=$(basename "$(dirname "$0")")
+alone=0
+[ $# -gt 1 ] && alone=1
+res=Ok
+case $FAKE_SUITE_MODE/$role/$alone in
+regress/perf/*|flaky/perf/0|suite-only/perf/0) res=FAILED! ;;
+flaky/*/1)
+	n=$(cat "$0.n" 2>/dev/null || echo 0)
+	echo $((n + 1)) >"$0.n"
+	[ $((n % 2)) = 1 ] && res=FAILED!
+	;;
+esac
+printf ' 1: Flaky thing : %s\n' "$res"
+[ $alone = 1 ] && exit 0
+n=2
+while read -r d; do
+	printf ' %d: %s : Ok\n' $n "$d"
+	n=$((n + 1))
+done <"$FAKE_SUITE_OWN"
+FAKE
+chmod +x "$fb/perf-base/perf"
+cp "$fb/perf-base/perf" "$fb/perf/perf"
+fake_suite() { # fake_suite MODE WANT-RC PATTERN: rig/perf/suite.sh's verdict
+	rm -f "$fb"/perf*/perf.n
+	local out rc=0
+	out=$(FAKE_SUITE_MODE=$1 FAKE_SUITE_OWN=$fb/own BUILD=$fb OUT=$fb/out \
+		RIG_CPU_LOCK_HELD=1 PERF_SUITE_NOBUILD=1 PERF_SUITE_RUNS=2 \
+		PERF_SUITE_RECHECK=4 bash rig/perf/suite.sh 2>&1) || rc=$?
+	echo "$out"
+	echo "exit status $rc (want $2), want a line matching: $3"
+	[ "$rc" = "$2" ] && grep -qE "$3" <<<"$out"
+}
+t "perf-suite: all Ok passes" 0 fake_suite ok 0 'no test that passes with the base fails'
+t "perf-suite: a test the series fails alone too is a regression" 0 \
+	fake_suite regress 1 "REGRESSION: 'Flaky thing'.*base failed 0, series 4"
+t "perf-suite: a test that fails alone with both perfs is flaky, not counted" 0 \
+	fake_suite flaky 0 "flaky with both perfs: 'Flaky thing'.*base failed 2, series 2"
+t "perf-suite: a failure that does not recur alone is still counted" 0 \
+	fake_suite suite-only 1 "REGRESSION: 'Flaky thing'.*not reproduced in 4 reruns"
 
 echo "# rig-selftest: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -10,6 +10,15 @@
 #   PERF_SUITE_NOBUILD=1    use build/perf-base/perf and build/perf/perf as built
 #   PERF_SUITE_ARGS='...'   extra `perf test` arguments (e.g. a test number)
 #   PERF_SUITE_RUNS=N       run the series suite N times in a row (default 1)
+#   PERF_SUITE_RECHECK=N    reruns of a test that passed with the base and
+#                           failed with the series (default 100, 0: none)
+#
+# A test that passed in the base run and failed in a series run is run
+# again alone, PERF_SUITE_RECHECK times with each perf, alternating. It is
+# a regression when the series fails there and the base does not, or when
+# neither fails (not reproduced: still counted, the suite saw it). When the
+# base fails too, the test is flaky with both perfs: reported with both
+# counts, not counted against the series.
 #
 # The project's own shell tests (tools/perf/tests/shell/*.sh of this
 # repository) must be Ok with the series perf in every run: they run in
@@ -74,6 +83,53 @@ for t in "$RIG_TOP"/tools/perf/tests/shell/*.sh; do
 done | sort >"$own"
 [ -s "$own" ] || die "perf-suite: no shell tests in $RIG_TOP/tools/perf/tests/shell"
 
+# fails <perf> <desc>: whether `perf test <desc>` run alone fails
+fails() {
+	local out
+	out=$(cd "$work" && COLUMNS=300 PATH="$(dirname "$1"):$PATH" \
+		timeout -k 10 300 "$1" test "$2" 2>&1) || return 0
+	grep -qE ': (FAILED!|Skip)' <<<"$out" && return 0
+	grep -q ': Ok' <<<"$out" && return 1
+	return 0
+}
+
+# recheck <k> <desc> <series result>: the suite's base Ok and series failure
+# of <desc> in run <k>, rerun alone with both perfs; sets bad on a regression
+recheck() {
+	local k=$1 desc=$2 sres=$3 n=${PERF_SUITE_RECHECK:-100} fb=0 fs=0 lockfd=
+	[[ $n =~ ^[0-9]+$ ]] || die "perf-suite: PERF_SUITE_RECHECK must be a number"
+	if [ "$n" = 0 ]; then
+		echo "perf-suite: run $k of $runs: REGRESSION: '$desc': base Ok, series $sres (no recheck)"
+		bad=1
+		return
+	fi
+	# Under the CPU lock, like the suites.
+	if [ "${RIG_CPU_LOCK_HELD:-}" != 1 ]; then
+		exec {lockfd}>"$RIG_CACHE/cpu.lock"
+		flock "$lockfd"
+	fi
+	for _ in $(seq "$n"); do
+		if fails "$BUILD/perf-base/perf" "$desc"; then fb=$((fb + 1)); fi
+		if fails "$BUILD/perf/perf" "$desc"; then fs=$((fs + 1)); fi
+	done
+	if [ -n "$lockfd" ]; then
+		exec {lockfd}>&-
+	fi
+	if [ "$fb" -gt 0 ]; then
+		echo "perf-suite: run $k of $runs: flaky with both perfs: '$desc': base Ok, series $sres" \
+			"in the suite; rerun alone $n times each: base failed $fb, series $fs; not counted"
+		flaky=$((flaky + 1))
+	elif [ "$fs" -gt 0 ]; then
+		echo "perf-suite: run $k of $runs: REGRESSION: '$desc': base Ok, series $sres;" \
+			"rerun alone $n times each: base failed 0, series $fs"
+		bad=1
+	else
+		echo "perf-suite: run $k of $runs: REGRESSION: '$desc': base Ok, series $sres;" \
+			"not reproduced in $n reruns alone of either perf: counted"
+		bad=1
+	fi
+}
+
 # judge <k>: the series run just made against the base run and the
 # project's tests; sets bad
 judge() {
@@ -82,8 +138,7 @@ judge() {
 	while IFS=$'\t' read -r desc result; do
 		s=$(awk -F'\t' -v d="$desc" '$1 == d { print $2; exit }' "$OUT/perf-suite-series.res")
 		if [ "$result" = Ok ] && [ "$s" != Ok ]; then
-			echo "perf-suite: run $k of $runs: REGRESSION: '$desc': base Ok, series ${s:-missing}"
-			bad=1
+			recheck "$k" "$desc" "${s:-missing}"
 		fi
 	done <"$OUT/perf-suite-base.res"
 	while read -r desc; do
@@ -104,6 +159,7 @@ judge() {
 
 run_suite base "$BUILD/perf-base/perf"
 bad=0
+flaky=0
 for k in $(seq "$runs"); do
 	run_suite series "$BUILD/perf/perf"
 	judge "$k"
@@ -119,4 +175,5 @@ if [ $bad != 0 ]; then
 	exit 1
 fi
 echo "perf-suite: no test that passes with the base fails with the series, and the" \
-	"$(wc -l <"$own") project tests are Ok, in each of $runs run(s)"
+	"$(wc -l <"$own") project tests are Ok, in each of $runs run(s)" \
+	"($flaky failure(s) of tests flaky with both perfs, above)"
