@@ -11,7 +11,8 @@
 #   PERF_SUITE_ARGS='...'   extra `perf test` arguments (e.g. a test number)
 #   PERF_SUITE_RUNS=N       run the series suite N times in a row (default 1)
 #   PERF_SUITE_RECHECK=N    reruns of a test that passed with the base and
-#                           failed with the series (default 100, 0: none)
+#                           failed with the series (default 100, 0: none;
+#                           once per test, later runs reuse the counts)
 #
 # A test that passed in the base run and failed in a series run is run
 # again alone, PERF_SUITE_RECHECK times with each perf, alternating. It is
@@ -96,25 +97,31 @@ fails() {
 # recheck <k> <desc> <series result>: the suite's base Ok and series failure
 # of <desc> in run <k>, rerun alone with both perfs; sets bad on a regression
 recheck() {
-	local k=$1 desc=$2 sres=$3 n=${PERF_SUITE_RECHECK:-100} fb=0 fs=0 lockfd=
+	local k=$1 desc=$2 sres=$3 n=${PERF_SUITE_RECHECK:-100} fb fs lockfd=
 	[[ $n =~ ^[0-9]+$ ]] || die "perf-suite: PERF_SUITE_RECHECK must be a number"
 	if [ "$n" = 0 ]; then
 		echo "perf-suite: run $k of $runs: REGRESSION: '$desc': base Ok, series $sres (no recheck)"
 		bad=1
 		return
 	fi
-	# Under the CPU lock, like the suites.
-	if [ "${RIG_CPU_LOCK_HELD:-}" != 1 ]; then
-		exec {lockfd}>"$RIG_CACHE/cpu.lock"
-		flock "$lockfd"
+	# A test is rerun once per suite invocation; later runs reuse its counts.
+	if [ -z "${rechecked[$desc]:-}" ]; then
+		fb=0 fs=0
+		# Under the CPU lock, like the suites.
+		if [ "${RIG_CPU_LOCK_HELD:-}" != 1 ]; then
+			exec {lockfd}>"$RIG_CACHE/cpu.lock"
+			flock "$lockfd"
+		fi
+		for _ in $(seq "$n"); do
+			if fails "$BUILD/perf-base/perf" "$desc"; then fb=$((fb + 1)); fi
+			if fails "$BUILD/perf/perf" "$desc"; then fs=$((fs + 1)); fi
+		done
+		if [ -n "$lockfd" ]; then
+			exec {lockfd}>&-
+		fi
+		rechecked[$desc]="$fb $fs"
 	fi
-	for _ in $(seq "$n"); do
-		if fails "$BUILD/perf-base/perf" "$desc"; then fb=$((fb + 1)); fi
-		if fails "$BUILD/perf/perf" "$desc"; then fs=$((fs + 1)); fi
-	done
-	if [ -n "$lockfd" ]; then
-		exec {lockfd}>&-
-	fi
+	read -r fb fs <<<"${rechecked[$desc]}"
 	if [ "$fb" -gt 0 ]; then
 		echo "perf-suite: run $k of $runs: flaky with both perfs: '$desc': base Ok, series $sres" \
 			"in the suite; rerun alone $n times each: base failed $fb, series $fs; not counted"
@@ -160,6 +167,7 @@ judge() {
 run_suite base "$BUILD/perf-base/perf"
 bad=0
 flaky=0
+declare -A rechecked=()
 for k in $(seq "$runs"); do
 	run_suite series "$BUILD/perf/perf"
 	judge "$k"
