@@ -17,6 +17,8 @@ PKGS=(
 	# make fuzz: AFL++ (afl-clang-fast, afl-fuzz) and its LLVM; llvm-symbolizer
 	# for the sanitizer reports of the findings
 	afl++ clang llvm
+	# record_push_once.sh (make perf-ab) stops perf record under gdb
+	gdb
 )
 
 mkdir -p "$RIG_CACHE"

@@ -23,7 +23,7 @@ PERF_TESTS  += $(PERF_Z_TESTS)
 
 EXTRA_HELP += '  make perf [BASE=1]         perf from build/linux into build/perf (BASE=1: build/perf-base)' \
 	'  make perf-test [BASE=1]    perf shell tests (PERF_TESTS) with that perf, on the host' \
-	'  make perf-ab               perf -z and printk-format tests fail on the base perf, pass with the series' \
+	'  make perf-ab               perf -z, printk-format and push tests fail on the base perf, pass with the series' \
 	'  make perf-suite            whole perf test, base vs series perf: no new failure (slow, not in check)' \
 	'  make bench-record          perf record -z MB per CPU s, base vs series, two workloads, median of 7'
 
@@ -38,8 +38,10 @@ perf-test:
 
 # The A/B tests of the perf tools fixes other than the converter's
 PERF_PRINTK_TEST := $(CURDIR)/tools/perf/tests/shell/report_printk_format.sh
-PERF_AB_TESTS := $(PERF_Z_TESTS) $(PERF_PRINTK_TEST)
-PERF_TESTS  += $(PERF_PRINTK_TEST)
+# record_push_once.sh stops perf record under gdb (rig/deps.sh installs it)
+PERF_PUSH_TEST := $(CURDIR)/tools/perf/tests/shell/record_push_once.sh
+PERF_AB_TESTS := $(PERF_Z_TESTS) $(PERF_PRINTK_TEST) $(PERF_PUSH_TEST)
+PERF_TESTS  += $(PERF_PRINTK_TEST) $(PERF_PUSH_TEST)
 
 perf-ab:
 	rig/perf/ab.sh $(PERF_AB_TESTS)
@@ -52,8 +54,8 @@ perf-suite:
 bench-record:
 	@bash rig/perf/bench-record.sh
 
-# perf-ab: every record+zstd_*.sh test and report_printk_format.sh fail on the base
-# perf and pass with the series.
+# perf-ab: every record+zstd_*.sh test, report_printk_format.sh and
+# record_push_once.sh fail on the base perf and pass with the series.
 CHECK_STAGES += perf-ab
 # fuzz.mk: the fixed fuzz findings, with the series perf perf-ab leaves built
 CHECK_STAGES += fuzz-regress
