@@ -25,7 +25,7 @@ EXTRA_HELP += '  make perf [BASE=1]         perf from build/linux into build/per
 	'  make perf-test [BASE=1]    perf shell tests (PERF_TESTS) with that perf, on the host' \
 	'  make perf-ab               perf -z, printk-format and push tests fail on the base perf, pass with the series' \
 	'  make perf-suite            whole perf test, base vs series perf: no new failure (slow, not in check)' \
-	'  make bench-record          perf record -z MB per CPU s, base vs series, two workloads, median of 7'
+	'  make bench-record          perf record -z cost, base vs series: replayed compression (instructions, goal) and live runs'
 
 .PHONY: perf perf-test perf-ab perf-suite bench-record
 

@@ -2,42 +2,51 @@
 # SPDX-License-Identifier: GPL-2.0
 # make bench-record: perf record -z throughput, base perf vs series perf.
 #
-# A workload runs in the background; each perf record -z attaches to it
-# (-p) with cpu-clock samples every 50 us and 8 KiB dwarf stack dumps, which
-# gives some 100+ MB/s of records to compress. Two workloads: perf test -w
-# noploop (the same stack in every sample: zstd compresses it some 400x) and
-# cksum(1) of /dev/urandom (random bytes in its stack buffer: some 4.5x, zstd
-# does real work). Throughput is the "original" size perf record reports (MB of
-# records fed to the compressor) divided by the CPU time of perf record
-# itself (user + sys, /usr/bin/time; its only child is the sleep that
-# bounds the run). perf record and the workload run on CPUs of their own.
-# Two measurements, runs alternating base and series (which goes first
-# alternates too), BENCH_RUNS (>= 5) of each; each prints every run, the
-# median and the spread (min..max) per binary, the series/base ratio of the
-# medians and the median of the per-pair ratios (run i of each), on which
-# the goal is judged:
+# Two measurements, each base against series in the same run:
 #
-#   record    perf record -z -B for BENCH_SECS (default 10) s, on each
-#             workload: reading the ring buffers, compressing, writing;
-#             what the record -z fixes change. The goal is a ratio of at
-#             least 0.98 (the fixes cost at most 2%).
+#   replay    The code the record -z fixes change, on the same input for
+#             both: perf record -B (no -z) of a workload for
+#             BENCH_REPLAY_SECS (default 2) s (at least 16 MB of records,
+#             or the target fails), then its records, cut into
+#             pushes of 64 KiB and of 512 KiB as a ring buffer hands them
+#             to record__pushfn(), compressed by rig/perf/bench-zstd.c
+#             built against the base tree's and the series'
+#             tools/perf/util/zstd.c (zstd_compress_stream_to_records(),
+#             level 1, COMPRESSED2 records as perf record writes them).
+#             Counted two ways: instructions of the compression (valgrind
+#             --tool=callgrind, one pass each; the same every run, so the
+#             ratio does not depend on the machine), on which the goal is
+#             judged: series/base instructions <= 1.02, i.e. throughput
+#             within 2%; and CPU seconds of BENCH_RUNS alternating runs
+#             (median of the per-pair ratios, shown, no goal).
+#   record    perf record -z -B of the live workload for BENCH_SECS
+#             (default 10) s: MB of records fed to the compressor per CPU
+#             second of perf record (user + sys, /usr/bin/time), runs
+#             alternating base and series. Shown with no goal: perf record
+#             spends under a second of CPU per run here and the run-to-run
+#             spread is +-30%, fifteen times the 2% to be shown.
 #   +buildid  perf record -z of noploop for BENCH_BUILDID_SECS (default 3)
-#             s, with the
-#             build-id pass that reads the whole file back at the end (what
-#             a user runs by default). Not a goal: the base perf keeps every
+#             s with the build-id pass that reads the whole file back (what
+#             a user runs by default). No goal: the base perf keeps every
 #             decompressed buffer until that pass ends (peak RSS printed),
 #             the series releases them, so the series is faster here.
 #
-# The target fails only if a run fails, as the ratios are measurements on a
-# shared machine.
+# Workloads: perf test -w noploop (the same stack in every sample: zstd
+# compresses it some 900x) and cksum(1) of /dev/urandom (random bytes in its
+# stack buffer: some 4.5x, zstd does real work), sampled with cpu-clock
+# every 50 us with 8 KiB dwarf stack dumps; workload and perf on CPUs of
+# their own. BENCH_RUNS (default 9, at least 5) runs per binary; which goes
+# first alternates. The target fails if a run fails or the replay goal is
+# missed.
 # shellcheck source=rig/lib.sh
 . "$(dirname "$0")/../lib.sh"
 runs=${BENCH_RUNS:-9}
 secs=${BENCH_SECS:-10}
 bsecs=${BENCH_BUILDID_SECS:-3}
+rsecs=${BENCH_REPLAY_SECS:-2}
 [ "$runs" -ge 5 ] || die "bench-record: BENCH_RUNS must be >= 5"
 [ "$(id -u)" = 0 ] || die "bench-record: must run as root"
-[ "${RIG_CPU_LOCK_HELD:-}" = 1 ] || stage "bench-record ($runs runs x (${secs} + ${bsecs}) s per perf)"
+[ "${RIG_CPU_LOCK_HELD:-}" = 1 ] || stage "bench-record (replay, then $runs runs x (${secs} + ${bsecs}) s per perf)"
 if [ "${BENCH_NOBUILD:-0}" != 1 ]; then
 	make -C "$RIG_TOP" --no-print-directory perf BASE=1
 	make -C "$RIG_TOP" --no-print-directory perf
@@ -53,6 +62,7 @@ series=$BUILD/perf/perf
 for p in "$base" "$series"; do
 	[ -x "$p" ] || die "bench-record: $p not built"
 done
+command -v valgrind >/dev/null || die "bench-record: valgrind not installed (make deps)"
 
 # The workload and perf record on CPUs of their own (the last two): each
 # run then competes with neither the other nor the scheduler's choices.
@@ -80,6 +90,79 @@ end_workload() {
 	kill "$wl" 2>/dev/null
 	wait "$wl" 2>/dev/null || true
 	wl=
+}
+
+# build_replay: rig/perf/bench-zstd.c against each tree's zstd.c, into
+# $work/bench-zstd-{base,series}. The tree's tags name the two versions;
+# util/debug.h is replaced by a stub with the one macro zstd.c uses.
+build_replay() {
+	local v d
+	mkdir -p "$work/stub/util"
+	printf '%s\n' '#include <stdio.h>' \
+		'#define pr_err(...) fprintf(stderr, __VA_ARGS__)' >"$work/stub/util/debug.h"
+	for v in base series; do
+		d=$work/src-$v
+		mkdir -p "$d/util"
+		git -C "$TREE" show "$v:tools/perf/util/zstd.c" >"$d/util/zstd.c"
+		git -C "$TREE" show "$v:tools/perf/util/compress.h" >"$d/util/compress.h"
+		gcc -O2 -g -Wall -Werror -DHAVE_ZSTD_SUPPORT -I"$work/stub" -I"$d" \
+			-I"$TREE/tools/include" -o "$work/bench-zstd-$v" \
+			"$RIG_TOP/rig/perf/bench-zstd.c" "$d/util/zstd.c" -lzstd ||
+			die "bench-record: cannot build rig/perf/bench-zstd.c against the $v tree"
+	done
+}
+
+# replay <workload>: record it without -z, then compress the recording
+# with both builds of bench-zstd: instructions (the goal) and CPU time.
+replay() {
+	local w=$1 kib which i order r n ib is ratio pr mb bm bmin bmax sm smin smax
+	workload "$w"
+	taskset -c "$perf_cpu" "$series" record -B -p "$wl" -e cpu-clock -c 50000 \
+		--call-graph dwarf,8192 -o "$work/replay.data" -- sleep "$rsecs" \
+		>"$work/rec.out" 2>&1 || die "bench-record: perf record failed: $(tail -3 "$work/rec.out")"
+	end_workload
+	mb=$(stat -c %s "$work/replay.data")
+	[ "$mb" -ge 16000000 ] ||
+		die "bench-record: replay: $w gave only $mb bytes in $rsecs s; a busy machine? (BENCH_REPLAY_SECS)"
+	for kib in 64 512; do
+		for which in base series; do
+			valgrind --tool=callgrind --toggle-collect=replay \
+				--callgrind-out-file=/dev/null "$work/bench-zstd-$which" \
+				"$work/replay.data" "$kib" 1 >"$work/cg.out" 2>"$work/cg.err" ||
+				die "bench-record: bench-zstd-$which under callgrind failed: $(tail -3 "$work/cg.err")"
+			n=$(sed -nE 's/.*Collected : ([0-9]+).*/\1/p' "$work/cg.err")
+			[ -n "$n" ] || die "bench-record: no instruction count from callgrind: $(tail -3 "$work/cg.err")"
+			if [ $which = base ]; then ib=$n; else is=$n; fi
+			read -r mb _ _ r _ <"$work/cg.out"
+			echo "bench-record: replay $w ${kib} KiB pushes $which: $mb MB in, $r bytes out, $n instructions"
+		done
+		ratio=$(awk -v b="$ib" -v s="$is" 'BEGIN { printf "%.4f", s / b }')
+		awk -v r="$ratio" -v n="replay $w ${kib} KiB pushes" 'BEGIN {
+			printf "bench-record: %s series/base instructions %.4f (goal: <= 1.02: %s)\n", n, r, (r <= 1.02 ? "met" : "NOT met")
+		}'
+		awk -v r="$ratio" 'BEGIN { exit !(r <= 1.02) }' || missed=1
+		# CPU time, alternating, BENCH_REPLAY_PASSES (3) passes per run
+		: >"$work/base"
+		: >"$work/series"
+		for i in $(seq "$runs"); do
+			order="base series"
+			[ $((i % 2)) = 1 ] || order="series base"
+			for which in $order; do
+				taskset -c "$perf_cpu" "$work/bench-zstd-$which" "$work/replay.data" \
+					"$kib" "${BENCH_REPLAY_PASSES:-3}" >"$work/r.out" ||
+					die "bench-record: bench-zstd-$which failed"
+				# "<MB in> <CPU s> <MB/s> ..." as one_run prints them
+				awk '{ print $1, $2, $3 }' "$work/r.out" >>"$work/$which"
+			done
+		done
+		read -r bm bmin bmax < <(stats "$work/base")
+		read -r sm smin smax < <(stats "$work/series")
+		pr=$(paste -d' ' "$work/base" "$work/series" |
+			awk '{ print ($3 > 0 ? $6 / $3 : 0) }' | sort -n | awk '{ v[NR] = $1 } END {
+			m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+			printf "%.3f (%.3f..%.3f)", m, v[1], v[NR] }')
+		echo "bench-record: replay $w ${kib} KiB pushes CPU time: base median $bm MB/s ($bmin..$bmax), series $sm ($smin..$smax), series/base per pair $pr, $runs runs (no goal)"
+	done
 }
 
 # one_run <perf> <secs> [args]:
@@ -149,8 +232,15 @@ measure() {
 	}'
 }
 
-goal=1
+missed=0
+build_replay
+replay noploop
+replay cksum
+goal=0
 measure record noploop "$secs" -B
 measure record cksum "$secs" -B
-goal=0
 measure +buildid noploop "$bsecs"
+if [ $missed != 0 ]; then
+	echo "bench-record: the replay goal (series/base instructions <= 1.02) is NOT met" >&2
+	exit 1
+fi
