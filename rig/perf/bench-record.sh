@@ -131,7 +131,9 @@ replay() {
 				"$work/replay.data" "$kib" 1 >"$work/cg.out" 2>"$work/cg.err" ||
 				die "bench-record: bench-zstd-$which under callgrind failed: $(tail -3 "$work/cg.err")"
 			n=$(sed -nE 's/.*Collected : ([0-9]+).*/\1/p' "$work/cg.err")
-			[ -n "$n" ] || die "bench-record: no instruction count from callgrind: $(tail -3 "$work/cg.err")"
+			# Zero when --toggle-collect found no replay(): no data, no verdict.
+			[ -n "$n" ] && [ "$n" -gt 0 ] ||
+				die "bench-record: no instruction count from callgrind: $(tail -3 "$work/cg.err")"
 			if [ $which = base ]; then ib=$n; else is=$n; fi
 			read -r mb _ _ r _ <"$work/cg.out"
 			echo "bench-record: replay $w ${kib} KiB pushes $which: $mb MB in, $r bytes out, $n instructions"
@@ -151,7 +153,8 @@ replay() {
 				taskset -c "$perf_cpu" "$work/bench-zstd-$which" "$work/replay.data" \
 					"$kib" "${BENCH_REPLAY_PASSES:-3}" >"$work/r.out" ||
 					die "bench-record: bench-zstd-$which failed"
-				# "<MB in> <CPU s> <MB/s> ..." as one_run prints them
+				# bench-zstd prints "<MB in> <CPU s> <MB/s> ...": keep
+				# the three columns stats() and the pair ratio read
 				awk '{ print $1, $2, $3 }' "$work/r.out" >>"$work/$which"
 			done
 		done

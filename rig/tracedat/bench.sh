@@ -190,7 +190,8 @@ for z in "" z; do
 		if [ "${RIG_CPU_LOCK_HELD:-}" = 1 ]; then
 			run_size "$mb" "$z"
 		else
-			RIG_CPU_LOCK_HELD=1 flock "$lock" bash -c "$(declare -f record measure median3 run_size); \
+			RIG_CPU_LOCK_HELD=1 flock "$lock" bash -c "set -euo pipefail; \
+				$(declare -f record measure median3 run_size); \
 				perf='$perf' out='$out' REPEAT='${REPEAT:-5}'; run_size $mb '$z'"
 		fi
 	done

@@ -1,5 +1,5 @@
 #!/bin/bash
-# perf record writes each event once when the kernel writes during a push
+# perf record writes each event once when the kernel writes during a push (exclusive)
 # SPDX-License-Identifier: GPL-2.0
 #
 # perf_mmap__push() writes out a ring buffer from its tail to the head that
@@ -8,8 +8,9 @@
 # push writes the events the kernel added in between a second time. The
 # window is a few instructions wide, so perf record runs under gdb, which
 # stops it at the entry of perf_mmap__read_init() for the ring buffer of
-# CPU 0 three times, half a second each, while the workload, pinned to CPU
-# 0, keeps writing samples there. Every sample must be in perf.data once.
+# one CPU three times, half a second each, while the workload, pinned to
+# that CPU, keeps writing samples there. Every sample must be in perf.data
+# once. Exclusive: the workload must get its CPU while perf record waits.
 
 set -u
 
@@ -28,6 +29,10 @@ trap cleanup EXIT
 trap trap_cleanup TERM INT
 
 perf_bin=$(command -v perf)
+if [ -z "${perf_bin}" ]; then
+	echo "no perf on PATH [Skipped]"
+	exit 2
+fi
 if ! command -v gdb >/dev/null || ! command -v taskset >/dev/null; then
 	echo "needs gdb and taskset [Skipped]"
 	exit 2
@@ -36,8 +41,19 @@ if ! gdb -q -batch -ex 'ptype struct perf_mmap' "${perf_bin}" 2>/dev/null | grep
 	echo "${perf_bin} has no debug info for gdb [Skipped]"
 	exit 2
 fi
-if ! taskset -c 0 true 2>/dev/null; then
-	echo "cannot run on CPU 0 [Skipped]"
+# The first CPU this test may run on.
+cpu=$(taskset -pc $$ | sed -E 's/.*: *([0-9]+).*/\1/')
+if ! taskset -c "${cpu}" true 2>/dev/null; then
+	echo "cannot pin a task to a CPU [Skipped]"
+	exit 2
+fi
+if ! "${perf_bin}" record -k boottime -e cpu-clock -o "${tmpdir}/pre.data" true \
+		>/dev/null 2>&1; then
+	echo "cannot record cpu-clock with -k boottime [Skipped]"
+	exit 2
+fi
+if ! gdb -q -batch -ex run --args true 2>&1 | grep -q 'exited normally'; then
+	echo "gdb cannot run a program here (ptrace) [Skipped]"
 	exit 2
 fi
 
@@ -47,7 +63,7 @@ cat >"${tmpdir}/stop.gdb" <<EOF
 set pagination off
 set confirm off
 set \$stops = 0
-break perf_mmap__read_init if map->cpu.cpu == 0
+break perf_mmap__read_init if map->cpu.cpu == ${cpu}
 commands
 silent
 set \$stops = \$stops + 1
@@ -62,16 +78,18 @@ end
 run
 EOF
 
+# --no-bpf-event: no side band thread, whose ring buffers are read with
+# perf_mmap__read_init() too; only perf_mmap__push() may stop.
 timeout -s KILL 120 gdb -q -batch -x "${tmpdir}/stop.gdb" --args "${perf_bin}" record \
-	-k boottime -e cpu-clock -c 1000000 -o "${tmpdir}/perf.data" -- \
-	taskset -c 0 "${perf_bin}" test -w noploop 3 >"${tmpdir}/gdb.log" 2>&1
+	--no-bpf-event -k boottime -e cpu-clock -c 1000000 -o "${tmpdir}/perf.data" -- \
+	taskset -c "${cpu}" "${perf_bin}" test -w noploop 3 >"${tmpdir}/gdb.log" 2>&1
 if ! grep -q 'exited normally' "${tmpdir}/gdb.log" || [ ! -s "${tmpdir}/stops" ]; then
 	echo "perf record under gdb did not stop and exit normally:"
 	tail -5 "${tmpdir}/gdb.log"
 	exit 1
 fi
 
-if ! perf script -i "${tmpdir}/perf.data" -F tid,time,ip --ns >"${tmpdir}/samples" \
+if ! "${perf_bin}" script -i "${tmpdir}/perf.data" -F tid,time,ip --ns >"${tmpdir}/samples" \
 		2>"${tmpdir}/script.err"; then
 	echo "perf script failed:"
 	head -3 "${tmpdir}/script.err"
