@@ -160,10 +160,7 @@ replay() {
 		done
 		read -r bm bmin bmax < <(stats "$work/base")
 		read -r sm smin smax < <(stats "$work/series")
-		pr=$(paste -d' ' "$work/base" "$work/series" |
-			awk '{ print ($3 > 0 ? $6 / $3 : 0) }' | sort -n | awk '{ v[NR] = $1 } END {
-			m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-			printf "%.3f (%.3f..%.3f)", m, v[1], v[NR] }')
+		pr=$(pair_ratios | awk '{ printf "%.3f (%.3f..%.3f)", $1, $2, $3 }')
 		echo "bench-record: replay $w ${kib} KiB pushes CPU time: base median $bm MB/s ($bmin..$bmax), series $sm ($smin..$smax), series/base per pair $pr, $runs runs (no goal)"
 	done
 }
@@ -195,6 +192,16 @@ stats() {
 		printf "%.1f %.1f %.1f\n", m, v[1], v[NR] }'
 }
 
+# pair_ratios: "median min max" of series/base of column 3 (MB/s), run i of
+# $work/series against run i of $work/base: drift of the machine's speed
+# over the measurement cancels in each pair.
+pair_ratios() {
+	paste -d' ' <(awk '{ print $3 }' "$work/base") <(awk '{ print $3 }' "$work/series") |
+		awk '{ print ($1 > 0 ? $2 / $1 : 0) }' | sort -n | awk '{ v[NR] = $1 } END {
+		m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+		printf "%.3f %.3f %.3f\n", m, v[1], v[NR] }'
+}
+
 # measure <name> <workload> <secs> [args]: the alternating runs, the
 # medians, the ratio
 measure() {
@@ -219,12 +226,7 @@ measure() {
 	read -r sm smin smax < <(stats "$work/series")
 	echo "bench-record: $name base   median ${bm} MB/s (spread ${bmin}..${bmax}, $runs runs)"
 	echo "bench-record: $name series median ${sm} MB/s (spread ${smin}..${smax}, $runs runs)"
-	# Run i of the series against run i of the base: drift of the
-	# machine's speed over the measurement cancels in each pair.
-	pr=$(paste -d' ' "$work/base" "$work/series" |
-		awk '{ print ($3 > 0 ? $8 / $3 : 0) }' | sort -n | awk '{ v[NR] = $1 } END {
-		m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-		printf "%.3f %.3f %.3f\n", m, v[1], v[NR] }')
+	pr=$(pair_ratios)
 	awk -v s="$sm" -v b="$bm" -v n="$name" -v g="$goal" -v pr="$pr" 'BEGIN {
 		split(pr, p, " ")
 		printf "bench-record: %s series/base: ratio of medians %.3f; per pair median %.3f (%.3f..%.3f)", n, s / b, p[1], p[2], p[3]

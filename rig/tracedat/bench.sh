@@ -106,17 +106,7 @@ measure() {
 	done
 	exec {tick}<&-
 	# The median of each column on its own.
-	printf '%s' "$rows" | awk '{ t[NR] = $1; r[NR] = $2; a[NR] = $3 }
-		function med(x, n,   i, j, v) {
-			for (i = 2; i <= n; i++) {
-				v = x[i]
-				for (j = i - 1; j > 0 && x[j] > v; j--)
-					x[j + 1] = x[j]
-				x[j + 1] = v
-			}
-			return x[int((n + 1) / 2)]
-		}
-		END { print med(t, NR), med(r, NR), med(a, NR) }'
+	printf '%s' "$rows" | median3
 }
 
 # median3: the median of each of the (up to three) columns of stdin
