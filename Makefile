@@ -10,7 +10,7 @@ export ARCH BASE
 # Stages of `make check`, in order. Fragments in rig/mk/ append to it.
 # vm-x86_64 and vm-arm64 are not stages: kernel-ab boots both kernels and
 # checks what they check (PMUs, the TRBE probe) on its own boots.
-CHECK_STAGES := deps tree kernel-x86_64 kernel-arm64 rig-selftest lint
+CHECK_STAGES := deps tree kernel-x86_64 kernel-arm64 qemu rig-selftest lint
 
 .PHONY: help deps tree kernel vm lint cocci check run clean rig-selftest \
 	kernel-x86_64 kernel-arm64 vm-x86_64 vm-arm64

@@ -19,6 +19,10 @@ PKGS=(
 	afl++ clang llvm
 	# record_push_once.sh (make perf-ab) stops perf record under gdb
 	gdb
+	# make qemu: qemu-system-aarch64 with the TRBE/ETE model (rig/qemu)
+	ninja-build python3-venv libglib2.0-dev libfdt-dev
+	# perf CORESIGHT=1: OpenCSD decodes the emulated CPU's cs_etm trace
+	libopencsd-dev
 )
 
 mkdir -p "$RIG_CACHE"

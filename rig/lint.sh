@@ -63,6 +63,35 @@ for f in "${CFILES[@]}"; do
 done
 ok "checkpatch --strict ran on ${#SERIES[@]} patches and ${#CFILES[@]} overlay C files"
 
+# 3b. The QEMU model (rig/qemu): format-patch files listed in rig/qemu/series,
+#     no sign-off, clean under QEMU's own scripts/checkpatch.pl (no error; the
+#     one warning allowed is its question about MAINTAINERS for a new file:
+#     target/arm/ is maintained as a whole). The self-test module: kernel
+#     checkpatch --strict.
+mapfile -t QSERIES < <(grep -v '^\s*\(#\|$\)' rig/qemu/series)
+for f in rig/qemu/*.patch; do
+	printf '%s\n' "${QSERIES[@]}" | grep -qxF "${f#rig/qemu/}" || bad "$f is not listed in rig/qemu/series"
+done
+QCP=$RIG_CACHE/qemu/src/scripts/checkpatch.pl
+[ -f "$QCP" ] || bash rig/qemu/build.sh >/dev/null || bad "make qemu failed (needed for QEMU's checkpatch.pl)"
+for p in "${QSERIES[@]}"; do
+	f=rig/qemu/$p
+	[ -f "$f" ] || { bad "rig/qemu/series lists $p, which does not exist"; continue; }
+	grep -q '^From [0-9a-f]\{40\} ' "$f" || bad "$f: not a git format-patch file"
+	! grep -q '^Signed-off-by:' "$f" || bad "$f: carries a Signed-off-by"
+	out=$(perl "$QCP" --no-signoff "$f" 2>&1) || true
+	errs=$(sed -n 's/^total: \([0-9]*\) errors, \([0-9]*\) warnings.*/\1 \2/p' <<<"$out")
+	warns_ok=$(grep -c '^WARNING: added, moved or deleted file(s)' <<<"$out" || true)
+	if [ -z "$errs" ] || [ "${errs% *}" != 0 ] || [ "${errs#* }" != "$warns_ok" ]; then
+		bad "QEMU checkpatch: $f (${errs:-no result})"
+		echo "$out" | head -40 >&2
+	fi
+done
+for f in rig/qemu/selftest/*.c; do
+	out=$( (cd "$TREE" && "${CP[@]}" --no-tree -f "$RIG_TOP/$f") 2>&1) || { bad "checkpatch: $f"; echo "$out" | head -40 >&2; }
+done
+ok "rig/qemu: ${#QSERIES[@]} patches clean under QEMU's checkpatch.pl, the self-test module under checkpatch --strict"
+
 # 4. shellcheck on the rig and on overlay shell scripts.
 mapfile -t SH < <( { git ls-files -co --exclude-standard -- rig .ci '*.sh'; } | sort -u |
 	while read -r f; do [ -f "$f" ] && head -1 "$f" | grep -qE '^#!.*(ba)?sh' && echo "$f"; done; git ls-files -co --exclude-standard -- 'rig/*.sh' )

@@ -8,7 +8,8 @@
 #     passes a clean guest and returns a failing guest command's status;
 #  5. make perf-suite's verdict (fake perf binaries): a test the series fails
 #     alone too is a regression, one that fails alone with both perfs is
-#     flaky and not counted, one that fails only in the suite is counted.
+#     flaky and not counted, one that fails only in the suite is counted;
+#  6. the emulated Armv9 CPU (rig/qemu/selftest.sh, make qemu-selftest).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/series.sh"
 stage rig-selftest
@@ -134,6 +135,12 @@ t "perf-suite: a test that fails alone with both perfs is flaky, not counted" 0 
 	fake_suite flaky 0 "flaky with both perfs: 'Flaky thing'.*base failed 2, series 2"
 t "perf-suite: a failure that does not recur alone is still counted" 0 \
 	fake_suite suite-only 1 "REGRESSION: 'Flaky thing'.*not reproduced in 4 reruns"
+
+# 6. The emulated Armv9 CPU (rig/qemu): the TRBE and ETE drivers probe on
+#    -cpu max,x-trbe=on, the model's self-test module sees the architectural
+#    TRBSR_EL1 status for misprogrammed buffers, -cpu max alone hides both.
+t "emulated Armv9 CPU: drivers probe, model self-test, -cpu max unchanged (rig/qemu/selftest.sh)" 0 \
+	bash rig/qemu/selftest.sh
 
 echo "# rig-selftest: $pass passed, $fail failed"
 [ "$fail" = 0 ]

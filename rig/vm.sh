@@ -44,21 +44,34 @@ arm64)
 	rm -rf "$S" && mkdir -p "$S"/{bin,proc,sys,dev,tmp,run,rig}
 	cp "$BB" "$S/bin/busybox"
 	ln -s busybox "$S/bin/sh"
+	# rig-send FILE NAME: send FILE to the host over the console ($V/files/NAME).
+	printf '%s\n' '#!/bin/sh' 'echo "@@RIG-FILE-BEGIN $2@@"' 'gzip -c "$1" | base64' 'echo "@@RIG-FILE-END@@"' >"$S/bin/rig-send"
+	chmod +x "$S/bin/rig-send"
 	cp "$RIG_TOP/rig/guest/init" "$S/init"
 	cp "$V/cmd.sh" "$S/rig/cmd.sh"
-	if [ -d "$BUILD/payload-arm64" ]; then
-		cp -a "$BUILD/payload-arm64/." "$S/"
+	# VM_PAYLOAD: a directory copied into the initramfs' root (default
+	# build/payload-arm64).
+	payload=${VM_PAYLOAD:-$BUILD/payload-arm64}
+	if [ -d "$payload" ]; then
+		cp -a "$payload/." "$S/"
 	fi
 	(cd "$S" && find . | cpio -o -H newc -R 0:0 --quiet | gzip -1) >"$V/initramfs.cpio.gz"
-	QEMU=(qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on -smp 2 -m "$MEM" -nographic -no-reboot)
-	# QEMU's virt device tree plus TRBE and SPE nodes: QEMU implements neither
-	# feature, so the drivers probe, find no hardware on any CPU and must fail
-	# quietly. This keeps the driver's probe and error paths in every arm64 run.
+	# VM_QEMU, VM_CPU: the emulated Armv9 CPU is VM_QEMU=<make qemu's binary>
+	# VM_CPU=max,pauth-impdef=on,x-trbe=on (rig/qemu); the default is the
+	# system's QEMU, which has no TRBE or ETE.
+	cpu=${VM_CPU:-max,pauth-impdef=on}
+	QEMU=("${VM_QEMU:-qemu-system-aarch64}" -M virt -cpu "$cpu" -smp 2 -m "$MEM" -nographic -no-reboot)
+	# QEMU's virt device tree plus TRBE and SPE nodes: without the model the
+	# drivers probe, find no hardware on any CPU and must fail quietly. This
+	# keeps the driver's probe and error paths in every arm64 run. With the
+	# model (x-trbe=on) QEMU writes the trbe and ete nodes itself.
+	trbe_node='\ttrbe {\n\t\tcompatible = "arm,trace-buffer-extension";\n\t\tinterrupts = <0x01 0x0f 0x04>;\n\t};\n'
+	case ",$cpu," in *,x-trbe=on,*) trbe_node= ;; esac
 	dtb=$V/virt-trbe.dtb
 	"${QEMU[@]}" -machine dumpdtb="$V/virt.dtb" >/dev/null 2>&1 || die "qemu could not dump its device tree"
 	{
 		dtc -q -I dtb -O dts "$V/virt.dtb"
-		printf '/ {\n\ttrbe {\n\t\tcompatible = "arm,trace-buffer-extension";\n\t\tinterrupts = <0x01 0x0f 0x04>;\n\t};\n'
+		printf '/ {\n%b' "$trbe_node"
 		printf '\tspe {\n\t\tcompatible = "arm,statistical-profiling-extension-v1";\n\t\tinterrupts = <0x01 0x05 0x04>;\n\t};\n};\n'
 	} | dtc -q -I dts -O dtb -o "$dtb" - || die "dtc failed to build $dtb"
 	QEMU+=(-dtb "$dtb" -kernel "$img" -initrd "$V/initramfs.cpio.gz"
@@ -69,11 +82,18 @@ esac
 info "booting $(basename "$img") ($arch, TCG, timeout ${TIMEOUT}s); console: ${V#"$RIG_TOP"/}/console.log"
 set +e
 timeout -k 10 "$TIMEOUT" "${QEMU[@]}" </dev/null 2>&1 | sed -u 's/\r$//' | tee "$V/console.log" |
-	awk '/@@RIG-CMD-END@@/{p=0} p{print; fflush()} /@@RIG-CMD-BEGIN@@/{p=1}'
+	awk '/@@RIG-CMD-END@@/{p=0} /^@@RIG-FILE-BEGIN /{f=1} p && !f {print; fflush()} /^@@RIG-FILE-END@@/{f=0} /@@RIG-CMD-BEGIN@@/{p=1}'
 qrc=${PIPESTATUS[0]}
 set -e
 
 sed -n '/@@RIG-DMESG-BEGIN@@/,/@@RIG-DMESG-END@@/p' "$V/console.log" | sed '1d;$d' >"$V/dmesg.txt"
+# Files the arm64 guest sent over the console (rig-send FILE NAME: gzip,
+# base64) land in $V/files/NAME.
+for name in $(sed -n 's/^@@RIG-FILE-BEGIN \([A-Za-z0-9._-]*\)@@$/\1/p' "$V/console.log"); do
+	mkdir -p "$V/files"
+	sed -n "/^@@RIG-FILE-BEGIN $name@@\$/,/^@@RIG-FILE-END@@\$/p" "$V/console.log" | sed '1d;$d' |
+		base64 -d | gunzip >"$V/files/$name" || { echo "rig: vm: file $name from the guest is corrupt" >&2; rm -f "$V/files/$name"; }
+done
 rc=$(sed -n 's/^@@RIG-RC=\([0-9]*\)@@$/\1/p' "$V/console.log" | tail -1)
 fail=0
 if [ -z "$rc" ]; then

@@ -22,13 +22,14 @@ stage "perf -> ${odir#"$RIG_TOP"/}"
 # run shellcheck on each of its ~150 shell tests, about two minutes on two
 # cores; make lint runs shellcheck on the tests this project adds),
 # BUILD_BPF_SKEL=0 (clang-built BPF skeletons), NO_LIBPYTHON=1 (the python
-# extension and perf script's python engine).
+# extension and perf script's python engine). CORESIGHT=1: OpenCSD decodes
+# the cs_etm recordings of the emulated Armv9 CPU (rig/qemu).
 build_in() {
 	local o=$1
 	mkdir -p "$o"
 	info "building $(git -C "$src" describe --always --tags 2>/dev/null || echo "$src") tools/perf into ${o#"$RIG_TOP"/} (log: ${o#"$RIG_TOP"/}/build.log)"
 	if ! cpu_lock make -C "$src/tools/perf" O="$o" NO_RUST=1 NO_SHELLCHECK=1 BUILD_BPF_SKEL=0 \
-		NO_LIBPYTHON=1 CC="ccache gcc" \
+		NO_LIBPYTHON=1 CORESIGHT=1 CC="ccache gcc" \
 		-j"$(nproc)" >"$o/build.log" 2>&1; then
 		tail -40 "$o/build.log" >&2
 		die "perf build failed, full log in ${o#"$RIG_TOP"/}/build.log"
@@ -66,7 +67,7 @@ fi
 echo "perf: feature summary ($odir/perf version --build-options):"
 "$odir/perf" version --build-options
 missing=
-for f in libtraceevent zstd libelf dwarf aio; do
+for f in libtraceevent zstd libelf dwarf aio libopencsd; do
 	if ! "$odir/perf" version --build-options | grep -Eq "^ +$f: \[ on  \]"; then
 		missing="$missing $f"
 	fi

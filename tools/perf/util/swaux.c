@@ -27,6 +27,19 @@
  * when the file holds neither AUX data nor PERF_RECORD_AUX, "swaux: verdict:
  * no AUX data" (nothing was checked). PERF_RECORD_AUX without any AUX data
  * is an error.
+ *
+ * The same checks judge the trace of QEMU's ETE model (the rig's emulated
+ * Armv9 CPU, -cpu max,x-trbe=on) when PERF_SWAUX_ETE_MODEL is set in the
+ * environment of a command that reads a cs_etm recording: instead of
+ * OpenCSD, every 64-byte record the model writes ([Overflow] A-Sync
+ * TraceInfo TraceOn Timestamp Context Address Ignore...) is parsed into
+ * (cpu, seq, pid) from its Timestamp (cpu << 48 | seq) and Context
+ * (CONTEXTIDR_EL1) packets. The record's CPU plays the part of buf_id: a
+ * per-CPU perf buffer must hold the records of its CPU only. A gap right
+ * before a record that starts with an Overflow packet is flagged: the
+ * trace unit says it lost trace there. 64-byte blocks of Ignore packets
+ * (the TRBE driver's padding) are counted as padding, not as invalid.
+ *
  * With errors the session fails after everything is printed: perf script
  * exits non-zero; perf report says "failed to process sample" but exits 0
  * (it ignores the status), so scripts should test the verdict line.
@@ -72,6 +85,10 @@
 				 PERF_AUX_FLAG_COLLISION)
 /* Private flag of struct swaux_auxev: a PERF_RECORD_LOST* */
 #define SWAUX_EV_LOST		BIT_ULL(63)
+/* Private record flag: an ETE model record that starts with an Overflow packet */
+#define SWAUX_F_ETE_OVERFLOW	0x8000
+/* ETE model: the Timestamp packet is the record CPU << 48 | its sequence number */
+#define SWAUX_ETE_SEQ_BITS	48
 /* Errors printed in full per perf buffer; the counts are always complete */
 #define SWAUX_MAX_REPORTS	10
 
@@ -345,6 +362,7 @@ struct swaux_gap {
 	u64	pos;		/* AUX offset of the record after it */
 	u64	prev_seq;
 	u64	seq;
+	bool	overflow;	/* ETE model: the record after it has an Overflow packet */
 };
 
 /* The records of one buf_id in one perf buffer */
@@ -384,6 +402,7 @@ struct swaux_queue {
 	u64			invalid;
 	u64			empty;
 	u64			first_invalid_pos;
+	u64			padding;	/* ETE model: blocks of Ignore packets */
 	u64			snapshot_recs;
 	size_t			nr_streams;
 	struct swaux_stream	*streams;
@@ -399,6 +418,7 @@ struct swaux {
 	struct perf_session	*session;
 	u32			pmu_type;
 	bool			snapshot;
+	bool			ete_model;	/* cs_etm trace of QEMU's ETE model */
 	bool			done;
 	size_t			nr_queues;
 	struct swaux_queue	*queues;
@@ -537,6 +557,7 @@ static int swaux_account(struct swaux *sw, struct swaux_queue *q,
 		g->pos = pos;
 		g->prev_seq = s->last_seq;
 		g->seq = rec->seq;
+		g->overflow = rec->flags & SWAUX_F_ETE_OVERFLOW;
 	}
 	if (!s->records) {
 		s->first_seq = rec->seq;
@@ -572,6 +593,112 @@ static int swaux_account(struct swaux *sw, struct swaux_queue *q,
 	return 0;
 }
 
+static bool swaux_all_byte(const unsigned char *p, size_t len, unsigned char c)
+{
+	while (len--) {
+		if (*p++ != c)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * One 64-byte record of QEMU's ETE model into @rec: 1, a block of Ignore
+ * packets (padding): 0, anything else: -1.
+ */
+static int swaux_ete_parse(const unsigned char *p, struct swaux_record *rec)
+{
+	static const unsigned char head[] = {
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80,	/* A-Sync */
+		0x01, 0x00,				/* TraceInfo, no sections */
+		0x04,					/* Trace On */
+		0x02,					/* Timestamp */
+	};
+	const unsigned char *end = p + SWAUX_REC;
+	u64 ts = 0;
+	unsigned int i;
+
+	if (swaux_all_byte(p, SWAUX_REC, 0x70))
+		return 0;
+	memset(rec, 0, sizeof(*rec));
+	if (p[0] == 0x00 && p[1] == 0x05) {	/* Overflow */
+		rec->flags |= SWAUX_F_ETE_OVERFLOW;
+		p += 2;
+	}
+	if (memcmp(p, head, sizeof(head)))
+		return -1;
+	p += sizeof(head);
+	for (i = 0; i < 9; i++, p++) {		/* 7 bits a byte, the 9th has 8 */
+		ts |= (u64)(i < 8 ? *p & 0x7f : *p) << (7 * i);
+		if (i == 8 || !(*p & 0x80)) {
+			p++;
+			break;
+		}
+	}
+	/* Context with a context ID (C bit) and no VMID, then a long address */
+	if (p + 6 + 9 > end || p[0] != 0x81 || (p[1] & 0xc0) != 0x80 || p[6] != 0x9d)
+		return -1;
+	if (!swaux_all_byte(p + 15, end - (p + 15), 0x70))
+		return -1;
+	rec->pid = p[2] | p[3] << 8 | p[4] << 16 | (u32)p[5] << 24;
+	rec->tid = rec->pid;
+	rec->seq = ts & GENMASK_ULL(SWAUX_ETE_SEQ_BITS - 1, 0);
+	rec->cpu = ts >> SWAUX_ETE_SEQ_BITS;
+	rec->buf_id = rec->cpu;
+	rec->magic = SWAUX_MAGIC;
+	rec->size = SWAUX_REC;
+	return 1;
+}
+
+static void swaux_invalid(struct swaux_queue *q, u64 pos)
+{
+	if (!q->invalid)
+		q->first_invalid_pos = pos;
+	q->invalid++;
+}
+
+static int swaux_scan_ete(struct swaux *sw, struct swaux_queue *q,
+			  const unsigned char *data, size_t size, u64 offset)
+{
+	size_t pos = 0;
+	int err;
+
+	/* The TRBE writes 64-byte aligned records: so do the model and the driver. */
+	if (offset % SWAUX_REC) {
+		pos = min(size, SWAUX_REC - offset % SWAUX_REC);
+		swaux_invalid(q, offset);
+		if (dump_trace)
+			printf(". swaux ete 0x%" PRIx64 ": invalid: AUX data not 64-byte aligned\n",
+			       offset);
+	}
+	for (; pos + SWAUX_REC <= size; pos += SWAUX_REC) {
+		struct swaux_record rec;
+
+		switch (swaux_ete_parse(data + pos, &rec)) {
+		case 1:
+			if (dump_trace)
+				printf(". swaux ete 0x%" PRIx64 ": cpu %u seq %" PRIu64
+				       " pid %u%s\n", offset + pos, rec.cpu, (u64)rec.seq, rec.pid,
+				       rec.flags & SWAUX_F_ETE_OVERFLOW ? " overflow" : "");
+			err = swaux_account(sw, q, &rec, offset + pos);
+			if (err)
+				return err;
+			break;
+		case 0:
+			q->padding++;
+			break;
+		default:
+			swaux_invalid(q, offset + pos);
+			if (dump_trace)
+				printf(". swaux ete 0x%" PRIx64 ": invalid\n", offset + pos);
+		}
+	}
+	if (pos < size && !swaux_all_byte(data + pos, size - pos, 0) &&
+	    !swaux_all_byte(data + pos, size - pos, 0x70))
+		swaux_invalid(q, offset + pos);
+	return 0;
+}
+
 static int swaux_scan(struct swaux *sw, struct swaux_queue *q,
 		      const unsigned char *data, size_t size, u64 offset)
 {
@@ -588,6 +715,9 @@ static int swaux_scan(struct swaux *sw, struct swaux_queue *q,
 	q->chunks++;
 	q->next_offset = offset + size;
 	q->bytes += size;
+
+	if (sw->ete_model)
+		return swaux_scan_ete(sw, q, data, size, offset);
 
 	for (pos = 0; pos + SWAUX_REC <= size; pos += SWAUX_REC) {
 		struct swaux_record rec;
@@ -754,6 +884,9 @@ static const char *swaux_gap_reason(struct swaux *sw, const struct swaux_queue *
 	if (sw->snapshot || q->snapshot_recs || q->aux_overwrite)
 		return "snapshot";
 
+	if (g->overflow)
+		return "overflow-packet";
+
 	for (i = 0; i < sw->nr_auxevs; i++) {
 		const struct swaux_auxev *ev = &sw->auxevs[i];
 
@@ -859,8 +992,11 @@ static u64 swaux_report(struct swaux *sw)
 		       misplaced, invalid, q->empty);
 		printf(" aux_records=%" PRIu64 " aux_flagged=%" PRIu64 " lost=%" PRIu64,
 		       q->aux_recs, q->aux_flagged, q->lost);
-		printf(" discontig=%" PRIu64 " mode=%s\n", q->discontig,
+		printf(" discontig=%" PRIu64 " mode=%s", q->discontig,
 		       snapshot ? "snapshot" : "full");
+		if (sw->ete_model)
+			printf(" format=ete-model padding=%" PRIu64, q->padding);
+		printf("\n");
 
 		t_bytes += q->bytes;
 		t_recs += recs;
@@ -961,23 +1097,19 @@ static bool swaux_evsel_is_auxtrace(struct perf_session *session,
 	return evsel->core.attr.type == sw->pmu_type;
 }
 
-int swaux_process_auxtrace_info(union perf_event *event,
-				struct perf_session *session)
+static int swaux_session_init(struct perf_session *session, u32 pmu_type,
+			      bool snapshot, bool ete_model)
 {
-	struct perf_record_auxtrace_info *auxtrace_info = &event->auxtrace_info;
 	struct swaux *sw;
-
-	if (auxtrace_info->header.size < SWAUX_AUXTRACE_PRIV_SIZE +
-					 sizeof(struct perf_record_auxtrace_info))
-		return -EINVAL;
 
 	sw = zalloc(sizeof(*sw));
 	if (!sw)
 		return -ENOMEM;
 
 	sw->session = session;
-	sw->pmu_type = auxtrace_info->priv[SWAUX_AUXTRACE_PRIV_PMU_TYPE];
-	sw->snapshot = auxtrace_info->priv[SWAUX_AUXTRACE_PRIV_SNAPSHOT];
+	sw->pmu_type = pmu_type;
+	sw->snapshot = snapshot;
+	sw->ete_model = ete_model;
 
 	sw->auxtrace.process_event = swaux_process_event;
 	sw->auxtrace.process_auxtrace_event = swaux_process_auxtrace_event;
@@ -988,8 +1120,45 @@ int swaux_process_auxtrace_info(union perf_event *event,
 	session->auxtrace = &sw->auxtrace;
 
 	if (dump_trace)
-		printf("  PMU Type           %u\n  Snapshot           %d\n",
-		       sw->pmu_type, sw->snapshot);
+		printf("  PMU Type           %u\n  Snapshot           %d%s\n",
+		       sw->pmu_type, sw->snapshot,
+		       ete_model ? "\n  Format             ETE model (PERF_SWAUX_ETE_MODEL)" : "");
 
 	return 0;
+}
+
+int swaux_process_auxtrace_info(union perf_event *event,
+				struct perf_session *session)
+{
+	struct perf_record_auxtrace_info *auxtrace_info = &event->auxtrace_info;
+
+	if (auxtrace_info->header.size < SWAUX_AUXTRACE_PRIV_SIZE +
+					 sizeof(struct perf_record_auxtrace_info))
+		return -EINVAL;
+
+	return swaux_session_init(session, auxtrace_info->priv[SWAUX_AUXTRACE_PRIV_PMU_TYPE],
+				  auxtrace_info->priv[SWAUX_AUXTRACE_PRIV_SNAPSHOT], false);
+}
+
+bool swaux_ete_model(void)
+{
+	const char *v = getenv("PERF_SWAUX_ETE_MODEL");
+
+	return v && *v && strcmp(v, "0");
+}
+
+int swaux_process_ete_model_info(union perf_event *event,
+				 struct perf_session *session)
+{
+	struct perf_record_auxtrace_info *auxtrace_info = &event->auxtrace_info;
+
+	/*
+	 * cs_etm's global header (util/cs-etm.h): CS_HEADER_VERSION,
+	 * CS_PMU_TYPE_CPUS (the PMU type in the upper 32 bits), CS_ETM_SNAPSHOT.
+	 */
+	if (auxtrace_info->header.size < 3 * sizeof(u64) + sizeof(*auxtrace_info))
+		return -EINVAL;
+
+	return swaux_session_init(session, auxtrace_info->priv[1] >> 32,
+				  auxtrace_info->priv[2], true);
 }

@@ -7,6 +7,7 @@
 #ifndef INCLUDE__PERF_SWAUX_H__
 #define INCLUDE__PERF_SWAUX_H__
 
+#include <stdbool.h>
 #include <linux/types.h>
 
 struct auxtrace_record;
@@ -27,5 +28,14 @@ struct auxtrace_record *swaux_recording_init(struct evlist *evlist, int *err);
 
 int swaux_process_auxtrace_info(union perf_event *event,
 				struct perf_session *session);
+
+/*
+ * swaux_ete_model - PERF_SWAUX_ETE_MODEL is set: a cs_etm recording is
+ * judged by swaux_process_ete_model_info() (the checks above on the records
+ * of QEMU's ETE model) instead of being decoded with OpenCSD.
+ */
+bool swaux_ete_model(void);
+int swaux_process_ete_model_info(union perf_event *event,
+				 struct perf_session *session);
 
 #endif

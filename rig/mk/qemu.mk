@@ -1,0 +1,35 @@
+# SPDX-License-Identifier: GPL-2.0
+# The emulated Armv9 CPU (issue 26): Debian's QEMU + rig/qemu/*.patch, a
+# TRBE/ETE/TRF model behind -cpu max,x-trbe=on.
+#
+#   make qemu            build (or reuse from $RIG_CACHE/qemu) qemu-system-aarch64
+#   make qemu-selftest   boot the arm64 kernel on it: the TRBE and ETE drivers
+#                        probe, the model self-test module finds the
+#                        architectural TRBSR_EL1 status for misprogrammed
+#                        buffers, and -cpu max without the property still hides
+#                        the features (part of make rig-selftest)
+
+.PHONY: qemu qemu-selftest
+
+EXTRA_HELP += '  make qemu                 qemu-system-aarch64 with the TRBE/ETE/TRF model (rig/qemu), cached in $$RIG_CACHE' \
+	'  make qemu-selftest        arm64 guest on the model: drivers probe, model self-test, -cpu max unchanged'
+
+qemu:
+	@bash rig/qemu/build.sh
+
+qemu-selftest:
+	@$(MAKE) --no-print-directory kernel-arm64
+	@bash rig/qemu/selftest.sh
+
+# make cs-etm: perf record -e cs_etm//u in the arm64 guest on the model, perf.data
+# decoded on the host by OpenCSD and judged by the swaux checker (every record
+# attributed to cpu, pid and sequence number; no unflagged gap).
+.PHONY: cs-etm
+EXTRA_HELP += '  make cs-etm               perf record -e cs_etm//u on the emulated TRBE, decoded and judged on the host (out/cs-etm)'
+
+cs-etm:
+	@$(MAKE) --no-print-directory kernel-arm64
+	@$(MAKE) --no-print-directory perf
+	@bash rig/qemu/cs-etm.sh
+
+CHECK_STAGES += cs-etm

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# make cs-etm (a make check stage): `perf record -e cs_etm//u` on the emulated
+# Armv9 CPU (rig/qemu, -cpu max,x-trbe=on), judged on the host.
+#  - perf for the guest: cross-built from the tree, static, for arm64
+#    (build/perf-arm64; no OpenCSD or libelf: it records, the host decodes);
+#  - in the guest: the ETE and TRBE drivers probed, then perf record of a
+#    forking workload (a shell loop starting processes) with the TRBE as the
+#    sink of each CPU; perf.data comes back over the console;
+#  - on the host, with the series perf (make perf, CORESIGHT=1):
+#    perf report -D decodes it with OpenCSD (every model record's Timestamp
+#    and Context packet, no decode error), and the swaux checker
+#    (PERF_SWAUX_ETE_MODEL=1 perf report -D, tools/perf/util/swaux.c)
+#    attributes every record to (cpu, pid, seq): no record in another CPU's
+#    buffer, no gap that neither an Overflow packet nor perf flagged, none
+#    invalid; a verdict over no records is a failure.
+# Output in out/cs-etm/.
+. "$(dirname "$0")/../lib.sh"
+stage cs-etm
+cd "$RIG_TOP" || exit 1
+O=$(kbuild_dir arm64)
+D=$OUT/cs-etm
+rm -rf "$D" && mkdir -p "$D"
+[ -f "$O/arch/arm64/boot/Image" ] || die "no arm64 kernel: run 'make kernel ARCH=arm64' first"
+PERF=${PERF:-$BUILD/perf/perf}
+[ -x "$PERF" ] || die "no host perf at $PERF: run 'make perf'"
+"$PERF" version --build-options | grep -Eq '^ +libopencsd: \[ on  \]' ||
+	die "$PERF has no OpenCSD (libopencsd: off): run 'make deps' and 'make perf'"
+QEMU_BIN=$(bash rig/qemu/build.sh --path) || die "make qemu failed"
+
+# 1. perf for the guest.
+PA=$BUILD/perf-arm64
+tree_lock shared
+[ -d "$TREE/tools/perf" ] || die "no $TREE: run 'make tree' first"
+mkdir -p "$PA"
+info "cross-building a static perf for the arm64 guest (log: ${PA#"$RIG_TOP"/}/build.log)"
+# Everything that needs an arm64 library is off: the guest only records.
+cpu_lock make -C "$TREE/tools/perf" O="$PA" ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu- \
+	CC="ccache aarch64-linux-gnu-gcc" LDFLAGS=-static WERROR=0 NO_RUST=1 NO_SHELLCHECK=1 \
+	NO_LIBELF=1 NO_LIBTRACEEVENT=1 NO_LIBPYTHON=1 NO_LIBPERL=1 NO_JVMTI=1 NO_LIBBPF=1 \
+	NO_BPF_SKEL=1 NO_LIBDW=1 NO_SLANG=1 NO_GTK2=1 NO_LIBUNWIND=1 NO_LIBNUMA=1 NO_LIBCAP=1 \
+	NO_LIBZSTD=1 NO_LZMA=1 NO_LIBCRYPTO=1 NO_LIBPFM4=1 NO_LIBBABELTRACE=1 NO_CAPSTONE=1 \
+	NO_LIBLLVM=1 NO_LIBDEBUGINFOD=1 NO_SDT=1 -j"$(nproc)" perf >"$PA/build.log" 2>&1 ||
+	{ grep -E 'error' "$PA/build.log" | head -20 >&2; die "perf cross-build failed: ${PA#"$RIG_TOP"/}/build.log"; }
+file "$PA/perf" | grep -q 'ARM aarch64.*statically linked' || die "$PA/perf is not a static arm64 binary"
+
+# 2. The guest: probe, then perf record.
+P=$BUILD/cs-etm-payload
+rm -rf "$P" && mkdir -p "$P"
+cp "$PA/perf" "$P/perf"
+cat >"$P/workload.sh" <<'EOF'
+#!/bin/sh
+# A forking workload: 200 short processes, each a few system calls.
+i=0
+while [ $i -lt 200 ]; do
+	/bin/true
+	echo $i >/dev/null
+	i=$((i + 1))
+done
+EOF
+chmod +x "$P/workload.sh"
+cmd='for s in /sys/bus/event_source/devices/cs_etm/sinks/*; do echo "cs_etm sink: ${s##*/}"; done
+/perf record -e cs_etm//u -o /tmp/perf.data -- /workload.sh >/tmp/record.log 2>&1
+rc=$?
+cat /tmp/record.log
+echo "perf-record-rc: $rc"
+[ $rc = 0 ] || exit 1
+rig-send /tmp/perf.data perf.data'
+rc=0
+VM_DIR=$D/vm VM_QEMU=$QEMU_BIN VM_CPU=max,pauth-impdef=on,x-trbe=on VM_PAYLOAD=$P VM_TIMEOUT=600 \
+	bash rig/vm.sh arm64 "$cmd" >"$D/vm.log" 2>&1 || rc=$?
+grep -E 'cs_etm sink:|perf record|perf-record-rc|rig: vm' "$D/vm.log" | sed 's/^/  guest: /' >&2 || true
+[ "$rc" = 0 ] || die "the guest failed (rc $rc): ${D#"$RIG_TOP"/}/vm.log, ${D#"$RIG_TOP"/}/vm/console.log"
+[ -s "$D/vm/files/perf.data" ] || die "no perf.data came back from the guest"
+cp "$D/vm/files/perf.data" "$D/perf.data"
+info "perf.data: $(stat -c %s "$D/perf.data") bytes"
+
+# 3. The host: OpenCSD decode, then the checker.
+fail=0
+"$PERF" report -D -i "$D/perf.data" >"$D/report-D.txt" 2>"$D/report-D.err" ||
+	{ echo "cs-etm: FAIL: perf report -D (OpenCSD) failed, see ${D#"$RIG_TOP"/}/report-D.err" >&2; fail=1; }
+ts=$(grep -c 'I_TIMESTAMP' "$D/report-D.txt" || true)
+ctxt=$(grep -c 'I_CTXT' "$D/report-D.txt" || true)
+bad=$(grep -cE 'I_BAD_SEQUENCE|I_BAD_TRACEMODE|I_RESERVED|I_INCOMPLETE_EOT' "$D/report-D.txt" || true)
+info "OpenCSD packet dump: $ts Timestamp, $ctxt Context packets, $bad bad packets"
+PERF_SWAUX_ETE_MODEL=1 "$PERF" report -D -i "$D/perf.data" >"$D/check.txt" 2>"$D/check.err" || true
+grep '^swaux:' "$D/check.txt" | sed 's/^/  /' >&2 || true
+recs=$(sed -n 's/^swaux: total .* records=\([0-9]*\) .*/\1/p' "$D/check.txt")
+[ "$ts" -gt 0 ] && [ "$ts" = "$ctxt" ] || { echo "cs-etm: FAIL: OpenCSD saw $ts Timestamp and $ctxt Context packets" >&2; fail=1; }
+[ "$bad" = 0 ] || { echo "cs-etm: FAIL: OpenCSD reported $bad bad packets" >&2; fail=1; }
+grep -qx 'swaux: verdict: ok' "$D/check.txt" || { echo "cs-etm: FAIL: the checker's verdict is not ok" >&2; fail=1; }
+[ "${recs:-0}" -ge 200 ] || { echo "cs-etm: FAIL: the checker attributed ${recs:-0} records (want >= 200: one per workload process at least)" >&2; fail=1; }
+[ "${recs:-0}" = "$ts" ] || { echo "cs-etm: FAIL: the checker attributed ${recs:-0} records, OpenCSD decoded $ts Timestamp packets" >&2; fail=1; }
+[ "$fail" = 0 ] || exit 1
+info "cs-etm: perf record -e cs_etm//u on the emulated TRBE: $recs records, every one attributed, decoded by OpenCSD; verdict ok"
