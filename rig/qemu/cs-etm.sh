@@ -8,7 +8,8 @@
 #    sink of each CPU; perf.data comes back over the console;
 #  - on the host, with the series perf (make perf, CORESIGHT=1):
 #    perf report -D decodes it with OpenCSD (every model record's Timestamp
-#    and Context packet, no decode error), and the swaux checker
+#    and Context packet, no decode error), perf script reads it (no samples:
+#    the model has no instruction trace), and the swaux checker
 #    (PERF_SWAUX_ETE_MODEL=1 perf report -D, tools/perf/util/swaux.c)
 #    attributes every record to (cpu, pid, seq): no record in another CPU's
 #    buffer, no gap that neither an Overflow packet nor perf flagged, none
@@ -82,6 +83,10 @@ ts=$(grep -c 'I_TIMESTAMP' "$D/report-D.txt" || true)
 ctxt=$(grep -c 'I_CTXT' "$D/report-D.txt" || true)
 bad=$(grep -cE 'I_BAD_SEQUENCE|I_BAD_TRACEMODE|I_RESERVED|I_INCOMPLETE_EOT' "$D/report-D.txt" || true)
 info "OpenCSD packet dump: $ts Timestamp, $ctxt Context packets, $bad bad packets"
+# perf script decodes through OpenCSD too; the model has no instruction
+# trace (no atoms), so no branch samples come out: it must only not fail.
+"$PERF" script -i "$D/perf.data" >"$D/script.txt" 2>"$D/script.err" ||
+	{ echo "cs-etm: FAIL: perf script failed, see ${D#"$RIG_TOP"/}/script.err" >&2; fail=1; }
 PERF_SWAUX_ETE_MODEL=1 "$PERF" report -D -i "$D/perf.data" >"$D/check.txt" 2>"$D/check.err" || true
 grep '^swaux:' "$D/check.txt" | sed 's/^/  /' >&2 || true
 recs=$(sed -n 's/^swaux: total .* records=\([0-9]*\) .*/\1/p' "$D/check.txt")

@@ -129,7 +129,8 @@ static void run_cases(u8 *buf, unsigned long hole)
 	ok = !(sr & (TRBSR_S | TRBSR_IRQ | TRBSR_EC | TRBSR_EA)) &&
 	     ptr == base + 3 * REC && is_async(buf + 2 * REC) &&
 	     buf[2 * REC - 1] == 0xaa && buf[3 * REC] == 0xaa;
-	verdict("good", ok, sr, ptr, "running, TRBPTR +64, A-Sync at the old TRBPTR, nothing else written");
+	verdict("good", ok, sr, ptr,
+		"running, TRBPTR +64, A-Sync at the old TRBPTR, nothing else written");
 
 	/* fill: the last record slot before LIMIT. */
 	sr = one_record(base, limit, limit - REC, &ptr, false);
@@ -146,7 +147,8 @@ static void run_cases(u8 *buf, unsigned long hole)
 	sr = one_record(base, limit, base, &ptr, false);
 	ok = !(sr & TRBSR_S) && ptr == base + REC && buf[0] == 0x00 && buf[1] == 0x05 &&
 	     is_async(buf + 2);
-	verdict("lost (next record)", ok, sr, ptr, "running, the record starts with Overflow (00 05) then A-Sync");
+	verdict("lost (next record)", ok, sr, ptr,
+		"running, the record starts with Overflow (00 05) then A-Sync");
 
 	/* limit below base */
 	memset(buf, 0xaa, 2 * PAGE_SIZE);
