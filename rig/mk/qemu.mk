@@ -33,3 +33,11 @@ cs-etm:
 	@bash rig/qemu/cs-etm.sh
 
 CHECK_STAGES += cs-etm
+
+# make qemu-bench: the guest-time cost of the model (trace on vs off), ratios of
+# medians within one run; not part of make check.
+.PHONY: qemu-bench
+EXTRA_HELP += '  make qemu-bench           guest-time cost of the TRBE/ETE model: trace on vs off (ratios)'
+
+qemu-bench:
+	@bash rig/qemu/bench.sh

@@ -5,7 +5,9 @@
 #    (build/perf-arm64; no OpenCSD or libelf: it records, the host decodes);
 #  - in the guest: the ETE and TRBE drivers probed, then perf record of a
 #    forking workload (a shell loop starting processes) with the TRBE as the
-#    sink of each CPU; perf.data comes back over the console;
+#    sink of each CPU and a 64 KiB AUX buffer, so that the TRBE interrupt
+#    fires (checked in /proc/interrupts); perf.data comes back over the
+#    console;
 #  - on the host, with the series perf (make perf, CORESIGHT=1):
 #    perf report -D decodes it with OpenCSD (every model record's Timestamp
 #    and Context packet, no decode error), perf script reads it (no samples:
@@ -59,18 +61,29 @@ while [ $i -lt 200 ]; do
 done
 EOF
 chmod +x "$P/workload.sh"
+# A 64 KiB AUX buffer (-m 16,16): the TRBE fills again and again, so its
+# interrupt handler ends and begins the perf AUX transactions (counted in
+# /proc/interrupts before and after).
 cmd='for s in /sys/bus/event_source/devices/cs_etm/sinks/*; do echo "cs_etm sink: ${s##*/}"; done
-/perf record -e cs_etm//u -o /tmp/perf.data -- /workload.sh >/tmp/record.log 2>&1
+trbe_irqs() { awk "/arm_trbe/ {n = 0; for (i = 2; i <= NF && \$i ~ /^[0-9]+\$/; i++) n += \$i; print n}" /proc/interrupts; }
+echo "trbe-irqs-before: $(trbe_irqs)"
+/perf record -m 16,16 -e cs_etm//u -o /tmp/perf.data -- /workload.sh >/tmp/record.log 2>&1
 rc=$?
 cat /tmp/record.log
+echo "trbe-irqs-after: $(trbe_irqs)"
 echo "perf-record-rc: $rc"
 [ $rc = 0 ] || exit 1
 rig-send /tmp/perf.data perf.data'
 rc=0
 VM_DIR=$D/vm VM_QEMU=$QEMU_BIN VM_CPU=max,pauth-impdef=on,x-trbe=on VM_PAYLOAD=$P VM_TIMEOUT=600 \
 	bash rig/vm.sh arm64 "$cmd" >"$D/vm.log" 2>&1 || rc=$?
-grep -E 'cs_etm sink:|perf record|perf-record-rc|rig: vm' "$D/vm.log" | sed 's/^/  guest: /' >&2 || true
+grep -E 'cs_etm sink:|perf record|perf-record-rc|trbe-irqs|rig: vm' "$D/vm.log" | sed 's/^/  guest: /' >&2 || true
 [ "$rc" = 0 ] || die "the guest failed (rc $rc): ${D#"$RIG_TOP"/}/vm.log, ${D#"$RIG_TOP"/}/vm/console.log"
+irq0=$(sed -n 's/^trbe-irqs-before: \([0-9]*\)$/\1/p' "$D/vm.log")
+irq1=$(sed -n 's/^trbe-irqs-after: \([0-9]*\)$/\1/p' "$D/vm.log")
+[ -n "$irq0" ] && [ -n "$irq1" ] && [ "$irq1" -gt "$irq0" ] ||
+	die "the TRBE interrupt did not fire during perf record (arm_trbe in /proc/interrupts: '$irq0' -> '$irq1')"
+info "TRBE interrupts during perf record: $((irq1 - irq0))"
 [ -s "$D/vm/files/perf.data" ] || die "no perf.data came back from the guest"
 cp "$D/vm/files/perf.data" "$D/perf.data"
 info "perf.data: $(stat -c %s "$D/perf.data") bytes"

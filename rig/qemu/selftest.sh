@@ -3,9 +3,10 @@
 #  1. -cpu max,x-trbe=on: the real arm_trbe and ETE drivers probe on both CPUs
 #     (coresight devices ete0/ete1 and trbe0/trbe1, cs_etm sinks trbe0/trbe1,
 #     no "TRBE is not implemented"), and rig/qemu/selftest/trbe_model_test.ko
-#     misprograms the TRBE from the guest and finds the architectural status in
-#     TRBSR_EL1 (buffer full, limit below base, pointer outside, unmapped page,
-#     lost records flagged), not a QEMU crash;
+#     misprograms the TRBE from the guest and finds the status in TRBSR_EL1
+#     (buffer full, unmapped page: as the architecture says; limit below base,
+#     pointer outside: the model's choice where the architecture says
+#     CONSTRAINED UNPREDICTABLE; lost records flagged), not a QEMU crash;
 #  2. the same QEMU with plain -cpu max still hides the features: the TRBE
 #     driver reports "TRBE is not implemented" and no ETE probes.
 # Needs the arm64 kernel (make kernel ARCH=arm64); builds QEMU (make qemu) if

@@ -35,7 +35,9 @@
  * TraceInfo TraceOn Timestamp Context Address Ignore...) is parsed into
  * (cpu, seq, pid) from its Timestamp (cpu << 48 | seq) and Context
  * (CONTEXTIDR_EL1) packets. The record's CPU plays the part of buf_id: a
- * per-CPU perf buffer must hold the records of its CPU only. A gap right
+ * per-CPU perf buffer must hold the records of its CPU only (so a
+ * --per-thread recording, whose buffers take any CPU's records, reports
+ * the other CPUs' records as misplaced). A gap right
  * before a record that starts with an Overflow packet is flagged: the
  * trace unit says it lost trace there. 64-byte blocks of Ignore packets
  * (the TRBE driver's padding) are counted as padding, not as invalid.
@@ -663,17 +665,27 @@ static int swaux_scan_ete(struct swaux *sw, struct swaux_queue *q,
 	size_t pos = 0;
 	int err;
 
-	/* The TRBE writes 64-byte aligned records: so do the model and the driver. */
+	/*
+	 * The TRBE writes 64-byte aligned records: so do the model and the
+	 * driver. A misaligned start may only be padding.
+	 */
 	if (offset % SWAUX_REC) {
 		pos = min(size, SWAUX_REC - offset % SWAUX_REC);
-		swaux_invalid(q, offset);
-		if (dump_trace)
-			printf(". swaux ete 0x%" PRIx64 ": invalid: AUX data not 64-byte aligned\n",
-			       offset);
+		if (!swaux_all_byte(data, pos, 0x70) && !swaux_all_zero(data, pos)) {
+			swaux_invalid(q, offset);
+			if (dump_trace)
+				printf(". swaux ete 0x%" PRIx64 ": invalid: not 64-byte aligned\n",
+				       offset);
+		}
 	}
 	for (; pos + SWAUX_REC <= size; pos += SWAUX_REC) {
 		struct swaux_record rec;
 
+		/* Never written (snapshot mode: not an error), as the native path */
+		if (swaux_all_zero(data + pos, SWAUX_REC)) {
+			q->empty++;
+			continue;
+		}
 		switch (swaux_ete_parse(data + pos, &rec)) {
 		case 1:
 			if (dump_trace)
