@@ -106,7 +106,7 @@ if [ ! -x "$BIN" ]; then
 			>"$Q/configure.log" 2>&1 || { tail -30 "$Q/configure.log" >&2; die "QEMU configure failed (log: $Q/configure.log)"; }
 		echo "${CONFIGURE[*]} ${DEVICES[*]}" >"$B/.rig-configure"
 	fi
-	info "building qemu-system-aarch64 (cold: about 15 minutes on 2 cores; log: $Q/build.log)"
+	info "building qemu-system-aarch64 (cold: about 9 minutes on 2 cores; log: $Q/build.log)"
 	# One line of progress a minute; the whole log on failure.
 	if ! cpu_lock bash -c 'ninja -C "$1" -j"$(nproc)" qemu-system-aarch64 >"$2" 2>&1 & p=$!
 		while kill -0 $p 2>/dev/null; do sleep 60; kill -0 $p 2>/dev/null && echo "rig: qemu: $(grep -o "^\[[0-9]*/[0-9]*\]" "$2" | tail -1)" >&2; done

@@ -15,7 +15,8 @@
 #    (PERF_SWAUX_ETE_MODEL=1 perf report -D, tools/perf/util/swaux.c)
 #    attributes every record to (cpu, pid, seq): no record in another CPU's
 #    buffer, no gap that neither an Overflow packet nor perf flagged, none
-#    invalid; a verdict over no records is a failure.
+#    invalid; a verdict over no records is a failure, and the same recording
+#    with one record's sequence number changed must get an error verdict.
 # Output in out/cs-etm/.
 . "$(dirname "$0")/../lib.sh"
 stage cs-etm
@@ -108,5 +109,27 @@ recs=$(sed -n 's/^swaux: total .* records=\([0-9]*\) .*/\1/p' "$D/check.txt")
 grep -qx 'swaux: verdict: ok' "$D/check.txt" || { echo "cs-etm: FAIL: the checker's verdict is not ok" >&2; fail=1; }
 [ "${recs:-0}" -ge 200 ] || { echo "cs-etm: FAIL: the checker attributed ${recs:-0} records (want >= 200: one per workload process at least)" >&2; fail=1; }
 [ "${recs:-0}" = "$ts" ] || { echo "cs-etm: FAIL: the checker attributed ${recs:-0} records, OpenCSD decoded $ts Timestamp packets" >&2; fail=1; }
+# The checker must fail the same recording with one record's sequence number
+# changed (seq XOR 2 in the 500th record: an unflagged gap).
+python3 - "$D/perf.data" "$D/perf-bad.data" <<'PY'
+import sys
+b = bytearray(open(sys.argv[1], 'rb').read())
+head = bytes(11) + bytes([0x80, 0x01, 0x00, 0x04, 0x02])
+i, n = -1, 0
+while n < 500:
+    i = b.find(head, i + 1)
+    if i < 0:
+        sys.exit('fewer than 500 model records in ' + sys.argv[1])
+    n += 1
+b[i + len(head)] ^= 0x02
+open(sys.argv[2], 'wb').write(b)
+PY
+PERF_SWAUX_ETE_MODEL=1 "$PERF" report -D -i "$D/perf-bad.data" >"$D/check-bad.txt" 2>&1 || true
+if grep -q 'swaux: error: .*unflagged gap' "$D/check-bad.txt" && grep -q '^swaux: verdict: [1-9][0-9]* errors' "$D/check-bad.txt"; then
+	info "the checker fails the recording with one sequence number changed: $(grep '^swaux: verdict' "$D/check-bad.txt")"
+else
+	echo "cs-etm: FAIL: the checker did not catch a changed sequence number (${D#"$RIG_TOP"/}/check-bad.txt)" >&2
+	fail=1
+fi
 [ "$fail" = 0 ] || exit 1
 info "cs-etm: perf record -e cs_etm//u on the emulated TRBE: $recs records, every one attributed, decoded by OpenCSD; verdict ok"

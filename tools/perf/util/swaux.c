@@ -39,7 +39,9 @@
  * --per-thread recording, whose buffers take any CPU's records, reports
  * the other CPUs' records as misplaced). A gap right
  * before a record that starts with an Overflow packet is flagged: the
- * trace unit says it lost trace there. 64-byte blocks of Ignore packets
+ * trace unit says it lost trace there; of the PERF_RECORD_AUX flags only
+ * TRUNCATED flags a gap (the TRBE driver sets COLLISION at every wrap of
+ * its fill-mode buffer, whether trace was lost or not). 64-byte blocks of Ignore packets
  * (the TRBE driver's padding) are counted as padding, not as invalid.
  *
  * With errors the session fails after everything is printed: perf script
@@ -901,8 +903,14 @@ static const char *swaux_gap_reason(struct swaux *sw, const struct swaux_queue *
 
 	for (i = 0; i < sw->nr_auxevs; i++) {
 		const struct swaux_auxev *ev = &sw->auxevs[i];
+		/*
+		 * The ETE model reports its own losses with Overflow packets:
+		 * of perf's flags only TRUNCATED (perf had no room) explains a
+		 * gap. The TRBE driver sets COLLISION at every fill-mode wrap.
+		 */
+		u64 gap_flags = sw->ete_model ? PERF_AUX_FLAG_TRUNCATED : SWAUX_GAP_FLAGS;
 
-		if (ev->flags & SWAUX_EV_LOST || !(ev->flags & SWAUX_GAP_FLAGS) ||
+		if (ev->flags & SWAUX_EV_LOST || !(ev->flags & gap_flags) ||
 		    !swaux_ev_matches(q, ev))
 			continue;
 		/* The transaction [offset, offset + size] touches the gap. */
