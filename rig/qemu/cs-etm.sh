@@ -80,6 +80,12 @@ VM_DIR=$D/vm VM_QEMU=$QEMU_BIN VM_CPU=max,pauth-impdef=on,x-trbe=on VM_PAYLOAD=$
 	bash rig/vm.sh arm64 "$cmd" >"$D/vm.log" 2>&1 || rc=$?
 grep -E 'cs_etm sink:|perf record|perf-record-rc|trbe-irqs|rig: vm' "$D/vm.log" | sed 's/^/  guest: /' >&2 || true
 [ "$rc" = 0 ] || die "the guest failed (rc $rc): ${D#"$RIG_TOP"/}/vm.log, ${D#"$RIG_TOP"/}/vm/console.log"
+for c in 0 1; do
+	line=$(grep -m1 "coresight ete$c: CPU$c: ete v[0-9.]* initialized" "$D/vm/dmesg.txt") ||
+		die "the ETE driver did not probe cpu$c (no 'coresight ete$c: CPU$c: ete ... initialized' in dmesg)"
+	grep -q "^cs_etm sink: trbe$c\$" "$D/vm.log" || die "no cs_etm sink trbe$c: the TRBE driver did not probe cpu$c"
+	info "cpu$c: $line; TRBE sink trbe$c"
+done
 irq0=$(sed -n 's/^trbe-irqs-before: \([0-9]*\)$/\1/p' "$D/vm.log")
 irq1=$(sed -n 's/^trbe-irqs-after: \([0-9]*\)$/\1/p' "$D/vm.log")
 [ -n "$irq0" ] && [ -n "$irq1" ] && [ "$irq1" -gt "$irq0" ] ||
