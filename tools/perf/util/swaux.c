@@ -532,13 +532,18 @@ static void swaux_dump_record(const struct swaux_record *rec, u64 pos)
 	       rec->mismatches);
 }
 
-static bool swaux_all_zero(const unsigned char *p, size_t len)
+static bool swaux_all_byte(const unsigned char *p, size_t len, unsigned char c)
 {
 	while (len--) {
-		if (*p++)
+		if (*p++ != c)
 			return false;
 	}
 	return true;
+}
+
+static bool swaux_all_zero(const unsigned char *p, size_t len)
+{
+	return swaux_all_byte(p, len, 0);
 }
 
 static int swaux_account(struct swaux *sw, struct swaux_queue *q,
@@ -595,15 +600,6 @@ static int swaux_account(struct swaux *sw, struct swaux_queue *q,
 		sw->cpu_seen[rec->cpu] = true;
 	}
 	return 0;
-}
-
-static bool swaux_all_byte(const unsigned char *p, size_t len, unsigned char c)
-{
-	while (len--) {
-		if (*p++ != c)
-			return false;
-	}
-	return true;
 }
 
 /*
