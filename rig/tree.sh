@@ -3,10 +3,14 @@
 #   tag base        the pristine upstream source (first commit)
 #   tag overlay     base + our new files (drivers/ kernel/ include/ tools/ Documentation/)
 #   branch series   overlay + one commit per patch in patches/series (git am, fuzz 0)
-# BASE=1 checks out `overlay` (pristine code plus the new, unwired files), else `series`.
+#   branch partial-core    overlay + the series' perf/core patches (perf-core-*) only
+#   branch partial-driver  overlay + the series' coresight patches (coresight-*) only
+# BASE=1 checks out `overlay` (pristine code plus the new, unwired files),
+# PARTIAL=core|driver a partial branch (the "core only" and "driver only"
+# kernels of the emulated-TRBE A/B), else `series`.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/series.sh"
-stage "tree${BASE:+ BASE=$BASE}"
+stage "tree${BASE:+ BASE=$BASE}${PARTIAL:+ PARTIAL=$PARTIAL}"
 tree_lock exclusive
 
 # shellcheck source=/dev/null
@@ -131,7 +135,31 @@ if [ "$(G rev-parse -q --verify "refs/rig/fp" 2>/dev/null || true)" != "$(G rev-
 	info "series: $n patches applied"
 fi
 
-if [ "${BASE:-0}" = 1 ]; then
+# The partial series, rebuilt whenever the series is.
+partial_prefix() { case "$1" in core) echo perf-core- ;; driver) echo coresight- ;; *) return 1 ;; esac; }
+if [ "$(G rev-parse -q --verify refs/rig/fp-partial 2>/dev/null || true)" != "$(G rev-parse series)" ]; then
+	for part in core driver; do
+		G checkout -q -f --detach overlay
+		n=0
+		for p in "${SERIES[@]}"; do
+			case "$p" in "$(partial_prefix $part)"*) ;; *) continue ;; esac
+			G am -q --whitespace=nowarn "$RIG_TOP/patches/$p" >"$BUILD/am.log" 2>&1 ||
+				{ cat "$BUILD/am.log" >&2; G am --abort >/dev/null 2>&1 || true
+				  die "patches/$p does not apply (fuzz 0) on the base without the rest of the series (PARTIAL=$part)"; }
+			n=$((n + 1))
+		done
+		[ $n -gt 0 ] || die "no $(partial_prefix $part)* patch in patches/series (PARTIAL=$part)"
+		G branch -f "partial-$part" HEAD
+	done
+	G update-ref refs/rig/fp-partial series
+fi
+
+if [ -n "${PARTIAL:-}" ]; then
+	partial_prefix "$PARTIAL" >/dev/null || die "PARTIAL must be core or driver (got '$PARTIAL')"
+	[ "${BASE:-0}" != 1 ] || die "BASE=1 and PARTIAL=$PARTIAL: pick one"
+	G checkout -q -f "partial-$PARTIAL"
+	info "build/linux is base + overlay + $(G rev-list --count overlay..HEAD) $(partial_prefix "$PARTIAL")* patches only (PARTIAL=$PARTIAL)"
+elif [ "${BASE:-0}" = 1 ]; then
 	G checkout -q -f --detach overlay
 	info "build/linux is the pristine base + overlay ($(G describe --always --tags))"
 else

@@ -41,3 +41,14 @@ EXTRA_HELP += '  make qemu-bench           guest-time cost of the TRBE/ETE model
 
 qemu-bench:
 	@bash rig/qemu/bench.sh
+
+# make cs-etm-ab: the SET_OUTPUT redirect through the real TRBE and ETE drivers
+# on the emulated CPU (the aux_set_output kselftest with cs_etm, checked by the
+# model's records), one boot per run: every base run shows the bug, every
+# series run is clean; core/driver: the partial series, measured. make
+# kernel-ab runs it for series and base (RUNS=1) on the kernels it builds.
+.PHONY: cs-etm-ab
+EXTRA_HELP += '  make cs-etm-ab [RUNS=10] [AB_KERNELS="series base core driver"]   the redirect kselftest through the real TRBE driver (emulated CPU)'
+
+cs-etm-ab:
+	@bash rig/qemu/redirect-ab.sh

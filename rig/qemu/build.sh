@@ -123,7 +123,8 @@ if [ ! -x "$BIN" ]; then
 	# Binaries of other series versions: the newest stays for a checkout
 	# one commit back, older ones go (about 70 MB each).
 	# shellcheck disable=SC2010,SC2012 # rig-made names: bin-<hex>
-	ls -dt "$Q"/bin-* 2>/dev/null | grep -vxF "$(dirname "$BIN")" | tail -n +2 | xargs -r rm -rf
+	# (grep finds nothing on a cold cache: not an error.)
+	{ ls -dt "$Q"/bin-* 2>/dev/null | grep -vxF "$(dirname "$BIN")" || true; } | tail -n +2 | xargs -r rm -rf
 	ccache -s 2>/dev/null | grep -iE 'hits|misses' | head -3 | sed 's/^/rig: ccache: /' >&2 || true
 fi
 "$BIN" -M virt -cpu help >/dev/null 2>&1 || die "$BIN does not run: $("$BIN" -M virt -cpu help 2>&1 | tail -1)"

@@ -33,6 +33,15 @@
  *			the sink id from cs_etm/sinks/trbe<X> goes into
  *			config2, as perf does for cs_etm/@trbe<X>/.
  *   AUX_SET_OUTPUT_CPU	X (default: the last online CPU)
+ *   AUX_SET_OUTPUT_ETE_MODEL=1
+ *			cs_etm's trace comes from QEMU's ETE model (the
+ *			TRBE/ETE test model behind -cpu max,x-trbe=on),
+ *			whose 64-byte records carry the CPU, a per-CPU
+ *			sequence number and the pid: the records are then
+ *			checked as swaux ones are (who wrote each, that the
+ *			new buffer's records all come after the old
+ *			buffer's, none from another CPU, nothing that is
+ *			not a model record).
  *
  * Skips (exit 4) when the PMU is not available (swaux: module not loaded),
  * cs_etm has no TRBE sink for X, or the system has a single CPU. The swaux
@@ -87,6 +96,9 @@ struct auxbuf {
 	__u64			head_saved; /* aux_head when copied */
 };
 
+/* The ETE model's record size, as swaux's */
+#define REC_SIZE	64
+
 /* Shared with the children */
 struct shared {
 	atomic_int		stop;
@@ -102,6 +114,7 @@ static struct {
 	int		type;		/* -1: absent */
 	int		cpu;		/* X */
 	bool		swaux;		/* swaux records and module counters */
+	bool		ete_model;	/* cs_etm trace of QEMU's ETE model */
 	__u64		config2;	/* cs_etm: sink id of the TRBE of X */
 	char		skip[512];	/* why the tests cannot run */
 } pmu = { .type = -1 };
@@ -181,6 +194,8 @@ static int pmu_setup(void)
 	}
 	if (strcmp(pmu.name, "cs_etm"))
 		return 0;
+	name = getenv("AUX_SET_OUTPUT_ETE_MODEL");
+	pmu.ete_model = name && !strcmp(name, "1");
 
 	/* The TRBE of X, chosen as perf does for cs_etm/@trbe<X>/ */
 	snprintf(path, sizeof(path), PMU_DIR "cs_etm/sinks/trbe%d", pmu.cpu);
@@ -573,6 +588,12 @@ static void auxbuf_save(struct auxbuf *b)
 	memcpy(b->copy, b->aux, b->aux_len);
 }
 
+/* The PMU's records tell who wrote them: swaux, or cs_etm on the ETE model */
+static bool has_records(void)
+{
+	return pmu.swaux || pmu.ete_model;
+}
+
 struct scan {
 	int	records;	/* valid records */
 	int	from_pid;	/* records written while a task of @pid ran */
@@ -582,7 +603,117 @@ struct scan {
 	int	changed_inherited;
 	int	changed_pid;	/* ... written while a task of @pid ran */
 	int	late;		/* records written after the copy was taken */
+	/* ETE model */
+	int	invalid;	/* 64-byte blocks that are no model record */
+	int	other_cpu;	/* records of another CPU than X */
+	__u64	seq_max;	/* highest sequence number (0: none) */
+	__u64	changed_seq_min; /* lowest one of a changed record (0: none) */
+	pid_t	first_pid;	/* the first inherited record's pid */
 };
+
+/*
+ * One 64-byte record of QEMU's ETE model: [Overflow] A-Sync, TraceInfo
+ * (no sections), Trace On, a Timestamp of (cpu << 48 | sequence number),
+ * a Context packet with the context ID (CONTEXTIDR_EL1: the pid) and no
+ * VMID, a 64-bit address, Ignore packets (0x70) up to the end. The same
+ * layout tools/perf/util/swaux.c decodes in perf.data.
+ * Returns 1 for a record, 0 for padding (Ignore packets only) or a block
+ * never written (zeroes), -1 for anything else.
+ */
+struct ete_rec {
+	__u32	cpu;
+	__u32	pid;
+	__u64	seq;
+};
+
+static bool all_bytes(const unsigned char *p, size_t n, unsigned char c)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != c)
+			return false;
+	return true;
+}
+
+static int ete_model_parse(const unsigned char *p, struct ete_rec *r)
+{
+	static const unsigned char head[] = {
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80,	/* A-Sync */
+		0x01, 0x00,				/* TraceInfo */
+		0x04,					/* Trace On */
+		0x02,					/* Timestamp */
+	};
+	const unsigned char *end = p + REC_SIZE;
+	__u64 ts = 0;
+
+	if (all_bytes(p, REC_SIZE, 0x70) || all_bytes(p, REC_SIZE, 0))
+		return 0;
+	if (p[0] == 0x00 && p[1] == 0x05)	/* Overflow */
+		p += 2;
+	if (memcmp(p, head, sizeof(head)))
+		return -1;
+	p += sizeof(head);
+	for (int i = 0; i < 9; i++, p++) {	/* 7 bits a byte, the 9th has 8 */
+		ts |= (__u64)(i < 8 ? *p & 0x7f : *p) << (7 * i);
+		if (i == 8 || !(*p & 0x80)) {
+			p++;
+			break;
+		}
+	}
+	if (p + 15 > end || p[0] != 0x81 || (p[1] & 0xc0) != 0x80 || p[6] != 0x9d ||
+	    !all_bytes(p + 15, end - (p + 15), 0x70))
+		return -1;
+	r->pid = p[2] | p[3] << 8 | p[4] << 16 | (__u32)p[5] << 24;
+	r->seq = ts & ((1ull << 48) - 1);
+	r->cpu = ts >> 48;
+	return 1;
+}
+
+/*
+ * The ETE model's records in @b. A record is inherited when a task other
+ * than this one wrote it: P's own task never runs on X but in p_active,
+ * which counts by pid.
+ */
+static void auxbuf_scan_ete(struct auxbuf *b, pid_t pid, bool against_copy,
+			    struct scan *s)
+{
+	const unsigned char *aux = b->aux;
+	pid_t self = getpid();
+
+	for (size_t off = 0; off + REC_SIZE <= b->aux_len; off += REC_SIZE) {
+		bool changed = against_copy && memcmp(aux + off, b->copy + off, REC_SIZE);
+		struct ete_rec r;
+		int ret = ete_model_parse(aux + off, &r);
+
+		if (ret < 0)
+			s->invalid++;
+		if (ret <= 0)
+			continue;
+		s->records++;
+		if (r.cpu != (__u32)pmu.cpu) {
+			s->other_cpu++;
+			s->bad++;
+			continue;
+		}
+		if (r.seq > s->seq_max)
+			s->seq_max = r.seq;
+		if ((pid_t)r.pid == pid)
+			s->from_pid++;
+		if ((pid_t)r.pid != self) {
+			if (!s->inherited++)
+				s->first_pid = r.pid;
+		}
+		if (!changed)
+			continue;
+		s->changed++;
+		if ((pid_t)r.pid != self)
+			s->changed_inherited++;
+		if ((pid_t)r.pid == pid)
+			s->changed_pid++;
+		if (!s->changed_seq_min || r.seq < s->changed_seq_min)
+			s->changed_seq_min = r.seq;
+	}
+	s->bad += s->invalid;
+}
 
 static void auxbuf_scan(struct auxbuf *b, pid_t pid, bool against_copy,
 			struct scan *s)
@@ -590,6 +721,10 @@ static void auxbuf_scan(struct auxbuf *b, pid_t pid, bool against_copy,
 	const size_t rs = sizeof(struct swaux_record);
 
 	memset(s, 0, sizeof(*s));
+	if (pmu.ete_model) {
+		auxbuf_scan_ete(b, pid, against_copy, s);
+		return;
+	}
 	for (size_t off = 0; off + rs <= b->aux_len; off += rs) {
 		const struct swaux_record *r = b->aux + off;
 
@@ -624,7 +759,7 @@ static bool auxbuf_changed(struct auxbuf *b)
 
 	if (memcmp(b->aux, b->copy, b->aux_len))
 		return true;
-	if (!pmu.swaux)
+	if (!pmu.swaux)	/* the ETE model's records carry no time */
 		return aux_head(b) != b->head_saved;
 	auxbuf_scan(b, 0, true, &s);
 	return s.late > 0;
@@ -641,6 +776,21 @@ static bool auxbuf_written(struct auxbuf *b)
 		if (p[i])
 			return true;
 	return false;
+}
+
+/*
+ * A forked child holds the test's event fds (fork copies them; the mmaps
+ * it does not, perf's are VM_DONTCOPY): an owner event the test closes
+ * would live on in it, and an exclusive PMU (cs_etm) refuses a new event
+ * of the same task on the same CPU with EBUSY while the old one lives.
+ * The children need no fd but 0-2.
+ */
+static void drop_event_fds(void)
+{
+	if (syscall(SYS_close_range, 3, ~0U, 0)) {
+		for (int fd = 3; fd < 1024; fd++)
+			close(fd);
+	}
 }
 
 /*
@@ -662,6 +812,7 @@ static void child_loop(struct shared *sh, int cpu)
 
 	/* A test that dies must not leave RT spinners behind */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	drop_event_fds();
 	if (sched_setscheduler(0, SCHED_FIFO, &sp))
 		_exit(3);
 	if (pin_to(cpu))
@@ -896,7 +1047,7 @@ static bool wait_child_records(FIXTURE_DATA(redirect) *self __maybe_unused,
 	struct scan s;
 
 	do {
-		if (!pmu.swaux) {
+		if (!has_records()) {
 			if (auxbuf_written(b))
 				return true;
 		} else {
@@ -980,6 +1131,17 @@ static bool switch_free(struct __test_metadata *_metadata,
 	return false;
 }
 
+/* The ETE model's trace in a buffer: model records only, all of CPU X */
+static void check_ete_records(struct __test_metadata *_metadata, const struct scan *s,
+			      const char *name)
+{
+	EXPECT_EQ(s->invalid, 0)
+		TH_LOG("%s buffer: %d 64-byte blocks are no ETE model record",
+		       name, s->invalid);
+	EXPECT_EQ(s->other_cpu, 0)
+		TH_LOG("%s buffer: %d records of another CPU than %d", name, s->other_cpu, pmu.cpu);
+}
+
 /*
  * Redirect P from @from to @to (NULL: fd -1) with children tracing, then
  * check that @from is left alone and, if there is one, @to gets records.
@@ -997,10 +1159,10 @@ static bool redirect_and_check(struct __test_metadata *_metadata,
 			       struct auxbuf *from, struct auxbuf *to)
 {
 	long sw = children_switches(self);
+	struct scan s, fs;
 	double t0;
 	long left;
 	bool clean;
-	struct scan s;
 
 	if (to)
 		auxbuf_save(to);
@@ -1010,7 +1172,7 @@ static bool redirect_and_check(struct __test_metadata *_metadata,
 	auxbuf_save(from);
 	t0 = now_ms();
 
-	if (to && pmu.swaux)
+	if (to && has_records())
 		wait_new_child_records(_metadata, self, variant, from, to, WAIT_MS);
 	left = SWITCH_MS - (long)(now_ms() - t0);
 	if (left > 0)
@@ -1018,22 +1180,32 @@ static bool redirect_and_check(struct __test_metadata *_metadata,
 	clean = switch_free(_metadata, self, sw, to ? "SET_OUTPUT" : "SET_OUTPUT -1");
 	run_for(_metadata, self, variant, 300 - SWITCH_MS);
 
-	if (!pmu.swaux) {
+	if (!has_records()) {
 		redirect_check_data(_metadata, from, to);
 		return clean;
 	}
 	if (to)
 		wait_new_child_records(_metadata, self, variant, from, to, WAIT_MS);
-	auxbuf_scan(from, 0, true, &s);
+	auxbuf_scan(from, 0, true, &fs);
 	EXPECT_FALSE(auxbuf_changed(from))
 		TH_LOG("old buffer written after SET_OUTPUT returned: %d new records, %d of %s",
-		       s.changed, s.changed_inherited, "children");
+		       fs.changed, fs.changed_inherited, "children");
+	if (pmu.ete_model)
+		check_ete_records(_metadata, &fs, "old");
 	if (to) {
 		auxbuf_scan(to, 0, true, &s);
 		EXPECT_GT(s.changed_inherited, 0)
 			TH_LOG("no child record reached the new buffer (%d records, %d new)",
 			       s.records, s.changed);
 		EXPECT_EQ(s.bad, 0) TH_LOG("%d mismatched records in the new buffer", s.bad);
+		if (pmu.ete_model) {
+			check_ete_records(_metadata, &s, "new");
+			/* What the new buffer got was traced after all of the old one's */
+			EXPECT_TRUE(!s.changed_seq_min || s.changed_seq_min > fs.seq_max)
+				TH_LOG("new records from sequence %llu, old up to %llu",
+				       (unsigned long long)s.changed_seq_min,
+				       (unsigned long long)fs.seq_max);
+		}
 	}
 	return clean;
 }
@@ -1173,6 +1345,7 @@ TEST_F_TIMEOUT(redirect, stress, 20)
 	ASSERT_GE(forker, 0);
 	if (!forker) {
 		/* Short-lived tracing children, @children at a time */
+		drop_event_fds();
 		if (pin_to(self->cpu))
 			_exit(2);
 		while (!atomic_load(&self->sh->stop)) {
@@ -1204,7 +1377,8 @@ TEST_F_TIMEOUT(redirect, stress, 20)
 			/* munmap a buffer P may be using and recreate it */
 			auxbuf_close(b);
 			ASSERT_EQ(auxbuf_open(b, self->type, self->holder[i % 3],
-					      self->cpu, variant->snapshot), 0);
+					      self->cpu, variant->snapshot), 0)
+				TH_LOG("buffer %d again: %s", i % 3, strerror(errno));
 			continue;
 		}
 		if (i == 3) {
@@ -1348,7 +1522,7 @@ TEST_F_TIMEOUT(redirect, unmap_old, 25)
 		clean = switch_free(_metadata, self, sw, "SET_OUTPUT and unmap");
 		run_for(_metadata, self, variant, 300 - SWITCH_MS);
 
-		if (pmu.swaux) {
+		if (has_records()) {
 			wait_new_child_records(_metadata, self, variant, NULL, to, WAIT_MS);
 			auxbuf_scan(to, 0, true, &s);
 			EXPECT_GT(s.changed_inherited, 0)
@@ -1383,8 +1557,8 @@ TEST_F_TIMEOUT(redirect, p_active, 15)
 	struct scan s;
 	pid_t r;
 
-	if (!pmu.swaux)
-		SKIP(return, "needs swaux records to tell R's data from others'");
+	if (!has_records())
+		SKIP(return, "needs swaux or ETE model records to tell R's data from others'");
 	/* R must not inherit the fixture's P: P is opened on R instead. */
 	close(self->p_fd);
 	self->p_fd = -1;
