@@ -23,6 +23,8 @@ PKGS=(
 	ninja-build python3-venv libglib2.0-dev libfdt-dev
 	# perf CORESIGHT=1: OpenCSD decodes the emulated CPU's cs_etm trace
 	libopencsd-dev
+	# the arm64 guest's static perf links OpenCSD (C++)
+	libstdc++-12-dev-arm64-cross
 )
 
 mkdir -p "$RIG_CACHE"
@@ -73,3 +75,24 @@ if [ ! -x "$BB" ]; then
 	cp "$w/x/bin/busybox" "$BB"
 fi
 file "$BB" | grep -q 'ARM aarch64' || die "$BB is not an arm64 binary"
+
+# For the arm64 guest on the emulated Armv9 CPU (rig/armv9/run.sh runs there):
+# bash-static (bin/bash-static) and OpenCSD's static libraries for the
+# guest's perf (usr/include, usr/lib/aarch64-linux-gnu), unpacked into
+# $RIG_CACHE/arm64-debs/x.
+A64=$RIG_CACHE/arm64-debs
+A64_PKGS=(bash-static libopencsd-dev)
+if [ ! -f "$A64/x/.rig-done" ] || [ "$(cat "$A64/x/.rig-done")" != "${A64_PKGS[*]}" ]; then
+	info "fetching ${A64_PKGS[*]} for arm64"
+	papt_setup arm64 arm64 "deb [arch=arm64 signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian bookworm main"
+	rm -rf "$A64" && mkdir -p "$A64/x"
+	# shellcheck disable=SC2046
+	(cd "$A64" && apt-get $(papt_opts arm64) -o APT::Architectures::=arm64 -q download \
+		$(printf '%s:arm64 ' "${A64_PKGS[@]}") >/dev/null) ||
+		die "could not download ${A64_PKGS[*]} for arm64"
+	for d in "$A64"/*_arm64.deb; do dpkg-deb -x "$d" "$A64/x"; done
+	echo "${A64_PKGS[*]}" >"$A64/x/.rig-done"
+fi
+file -L "$A64/x/bin/bash-static" | grep -q 'ARM aarch64.*statically linked' ||
+	die "$A64/x/bin/bash-static is not a static arm64 binary"
+[ -f "$A64/x/usr/lib/aarch64-linux-gnu/libopencsd_c_api.a" ] || die "no arm64 libopencsd_c_api.a in $A64/x"

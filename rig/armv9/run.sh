@@ -5,8 +5,9 @@
 # (ETE + TRBE, cs_etm PMU), alone and under perf record, then `perf test
 # coresight`. Run it on the target, as root, with the patched kernel booted
 # and a perf built from the patched tree with libopencsd. `run.sh --help` says
-# what it does. Not run in CI: no CI machine has TRBE. Exit 0 ok, 1 failure,
-# 2 not run.
+# what it does. CI has no TRBE hardware: make cs-etm runs it on the series'
+# emulated Armv9 CPU (rig/qemu) with --ete-model. Exit 0 ok, 1 failure, 2 not
+# run.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -17,13 +18,15 @@ KSELFTEST=${KSELFTEST:-}
 NCHILD=${NCHILD:-4}
 PERF_TEST=${PERF_TEST:-1}
 CC=${CC:-cc}
+WORKLOAD=${WORKLOAD:-}
+ETE_MODEL=${ARMV9_ETE_MODEL:-0}
 SYSFS=${ARMV9_SYSFS:-/sys}
 TEST_PMU=${ARMV9_TEST_PMU:-}
 
 usage() {
 	cat <<EOF
-usage: rig/armv9/run.sh [--perf PATH] [--kselftest PATH] [--cpu N] [--out DIR]
-                        [--no-perf-test]
+usage: rig/armv9/run.sh [--perf PATH] [--kselftest PATH] [--workload PATH]
+                        [--cpu N] [--out DIR] [--no-perf-test] [--ete-model]
 
 Runs on an Armv9 machine or Arm FVP with ETE and TRBE, as root, with the
 patched kernel booted. Exit status: 0 every check passed, 1 a check failed,
@@ -35,8 +38,9 @@ libopencsd, no C compiler, no aux_set_output kselftest, bad arguments).
      (sinks, /sys/devices/platform/*trbe*, dmesg lines), root, perf has
      libopencsd (perf version --build-options), \$CC exists, the
      aux_set_output kselftest exists (source or binary).
-  2. Builds rig/armv9/redirect.c (the workload of step 4) and, from its
-     source, the kselftest with "\$CC -O2 -Wall" into OUT.
+  2. Builds rig/armv9/redirect.c (the workload of step 4; unless
+     --workload) and, from its source, the kselftest with
+     "\$CC -O2 -Wall" into OUT.
   3. The redirect scenario: the kselftest's redirect tests with
      AUX_SET_OUTPUT_PMU=cs_etm AUX_SET_OUTPUT_CPU=CPU: a per-task,
      inherited cs_etm event P (sink trbeCPU) on CPU, SET_OUTPUT into
@@ -60,6 +64,9 @@ kept in OUT (report.txt, logs, perf.data, dmesg).
 
 Options (environment variable in brackets):
   --perf PATH      perf binary [PERF, default "perf" from PATH]
+  --workload PATH  a binary built from rig/armv9/redirect.c (static for a
+                   machine without a compiler) [WORKLOAD, default: built
+                   from the source with \$CC]
   --kselftest PATH the aux_set_output kselftest: its source (built with
                    \$CC) or a binary [KSELFTEST, default: the source in
                    the tree of a perf built in place, e.g. linux/tools/
@@ -68,6 +75,15 @@ Options (environment variable in brackets):
   --cpu N          CPU to trace on; needs a TRBE sink trbeN [CPU, default 1]
   --out DIR        output directory [OUT, default ./out-armv9]
   --no-perf-test   skip "perf test coresight" [PERF_TEST=0]
+  --ete-model      the CPU is QEMU's TRBE/ETE test model (the series'
+                   repository, rig/qemu: -cpu max,x-trbe=on), not hardware
+                   [ARMV9_ETE_MODEL=1]: the kselftest checks the model's
+                   records (AUX_SET_OUTPUT_ETE_MODEL=1); the model has no
+                   instruction trace, so "perf script" must only succeed;
+                   and perf.data must get the swaux checker's "verdict: ok"
+                   (PERF_SWAUX_ETE_MODEL=shared perf report -D: a perf with
+                   the repository's swaux support), every record
+                   attributed, no sequence gap inside a transaction
   -h, --help       this text
 Also: NCHILD (children of the step 4 workload, default 4), CC (default cc).
 Testing hooks, not for real runs: ARMV9_SYSFS (sysfs root for the checks of
@@ -85,16 +101,19 @@ die_usage() {
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-h | --help) usage; exit 0 ;;
-	--perf | --kselftest | --cpu | --out)
+	--perf | --kselftest | --workload | --cpu | --out)
 		[ $# -ge 2 ] || die_usage "$1 needs a value"
 		case "$1" in
 		--perf) PERF=$2 ;;
+		--workload) WORKLOAD=$2 ;;
 		--kselftest) KSELFTEST=$2 ;;
 		--cpu) CPU=$2 ;;
 		--out) OUT=$2 ;;
 		esac
 		shift 2 ;;
 	--perf=*) PERF=${1#*=}; shift ;;
+	--workload=*) WORKLOAD=${1#*=}; shift ;;
+	--ete-model) ETE_MODEL=1; shift ;;
 	--kselftest=*) KSELFTEST=${1#*=}; shift ;;
 	--cpu=*) CPU=${1#*=}; shift ;;
 	--out=*) OUT=${1#*=}; shift ;;
@@ -120,7 +139,7 @@ pmu=cs_etm
 pmudir=$SYSFS/bus/event_source/devices/$pmu
 [ -d "$pmudir" ] || refuse "no $pmu PMU: $pmudir does not exist. This needs an Armv9 CPU (or FVP) with ETE and TRBE and a kernel with CONFIG_CORESIGHT, CONFIG_CORESIGHT_SOURCE_ETM4X and CONFIG_CORESIGHT_TRBE"
 
-say "kernel $(uname -r) $(uname -m), $(getconf _NPROCESSORS_ONLN) CPUs online, $pmu PMU type $(cat "$pmudir/type" 2>/dev/null || echo '?')"
+say "kernel $(uname -r) $(uname -m), $(getconf _NPROCESSORS_ONLN 2>/dev/null || nproc) CPUs online, $pmu PMU type $(cat "$pmudir/type" 2>/dev/null || echo '?')"
 if [ -z "$TEST_PMU" ]; then
 	sinks=()
 	if [ -d "$pmudir/sinks" ]; then
@@ -146,7 +165,15 @@ if [ -z "$TEST_PMU" ]; then
 	"$perf_bin" version --build-options 2>/dev/null | grep -Eq 'libopencsd: +\[ on' ||
 		refuse "$perf_bin was built without libopencsd, so perf report/script cannot decode cs_etm trace: install libopencsd-dev and build perf with CORESIGHT=1"
 fi
-command -v "$CC" >/dev/null || refuse "no C compiler '$CC' (set CC, or install gcc)"
+[ -z "$WORKLOAD" ] || [ -x "$WORKLOAD" ] || refuse "--workload $WORKLOAD is not an executable"
+case "$WORKLOAD:${KSELFTEST:-x.c}" in
+:* | *.c) command -v "$CC" >/dev/null || refuse "no C compiler '$CC' (set CC, or install gcc; or pass --workload and --kselftest binaries)" ;;
+esac
+if [ "$ETE_MODEL" = 1 ]; then
+	export AUX_SET_OUTPUT_ETE_MODEL=1
+	grep -q PERF_SWAUX_ETE_MODEL "$perf_bin" 2>/dev/null ||
+		refuse "--ete-model: $perf_bin has no swaux checker (PERF_SWAUX_ETE_MODEL): build perf from the series' repository tree"
+fi
 say "perf: $perf_bin ($("$perf_bin" --version 2>/dev/null || echo 'version unknown'))"
 # The kselftest: its source in the patched tree (next to the perf built
 # there, by default) or a binary built from it.
@@ -222,7 +249,11 @@ build() { # build WHAT OUTPUT SOURCE [LIBS...]
 		exit 1
 	}
 }
-build "the workload" "$OUT/redirect" "$HERE/redirect.c"
+workload=$WORKLOAD
+if [ -z "$workload" ]; then
+	build "the workload" "$OUT/redirect" "$HERE/redirect.c"
+	workload=$OUT/redirect
+fi
 ksft_bin=$ksft
 case "$ksft" in
 *.c)
@@ -262,7 +293,7 @@ flow=$OUT/flow-perf
 rm -rf "$flow" "$OUT/perf.data" "$OUT/perf.data.old"
 mkdir -p "$flow"
 "$perf_bin" record -e "$pmu//u" -o "$OUT/perf.data" -- \
-	"$OUT/redirect" spin "$flow" "$CPU" "$NCHILD" >"$OUT/record.log" 2>&1 &
+	"$workload" spin "$flow" "$CPU" "$NCHILD" >"$OUT/record.log" 2>&1 &
 perf_pid=$!
 waited=0
 while [ ! -e "$flow/started" ] && kill -0 "$perf_pid" 2>/dev/null && [ $waited -lt 1200 ]; do
@@ -301,10 +332,24 @@ if [ -s "$OUT/perf.data" ]; then
 	"$perf_bin" script -i "$OUT/perf.data" --itrace=i100000i >"$OUT/script.txt" 2>"$OUT/script.err" || rc=$?
 	n=$(wc -l <"$OUT/script.txt")
 	tids=$(awk '$1 == "redirect" { print $2 }' "$OUT/script.txt" | sort -u | wc -l)
-	if [ $rc = 0 ] && [ "$n" -gt 0 ]; then
-		result "perf script" ok "$n lines, $tids redirect threads"
+	if [ $rc = 0 ] && { [ "$n" -gt 0 ] || [ "$ETE_MODEL" = 1 ]; }; then
+		result "perf script" ok "$n lines, $tids redirect threads$([ "$ETE_MODEL" = 1 ] && echo '; the model has no instruction trace')"
 	else
 		result "perf script" FAIL "exit $rc, $n lines, see $OUT/script.err"
+	fi
+	if [ "$ETE_MODEL" = 1 ]; then
+		# Every model record attributed to (cpu, pid, sequence number).
+		# The kselftest traced on the same CPU meanwhile: its records
+		# leave sequence gaps between perf's transactions ("shared").
+		PERF_SWAUX_ETE_MODEL=shared "$perf_bin" report -D -i "$OUT/perf.data" 2>&1 |
+			grep '^swaux: ' >"$OUT/check.txt" || true
+		verdict=$(grep '^swaux: verdict' "$OUT/check.txt" || echo 'no verdict')
+		recs=$(sed -n 's/^swaux: total .* records=\([0-9]*\) .*/\1/p' "$OUT/check.txt")
+		if [ "$verdict" = "swaux: verdict: ok" ] && [ "${recs:-0}" -gt 0 ]; then
+			result "the ETE model records (swaux checker)" ok "$recs records attributed"
+		else
+			result "the ETE model records (swaux checker)" FAIL "${verdict#swaux: }, ${recs:-0} records, see $OUT/check.txt"
+		fi
 	fi
 else
 	result "perf report -D" FAIL "no perf.data"
@@ -357,6 +402,9 @@ fi
 	for r in "${results[@]}"; do echo "armv9: $r"; done
 	if [ -n "$TEST_PMU" ]; then
 		echo "armv9: TEST MODE ($pmu instead of cs_etm): not a result for TRBE"
+	fi
+	if [ "$ETE_MODEL" = 1 ]; then
+		echo "armv9: on QEMU's TRBE/ETE test model (--ete-model), not on hardware"
 	fi
 	if [ $failed = 0 ]; then
 		echo "armv9: verdict: ok"

@@ -2,7 +2,8 @@
 # make cs-etm (a make check stage): `perf record -e cs_etm//u` on the emulated
 # Armv9 CPU (rig/qemu, -cpu max,x-trbe=on), judged on the host.
 #  - perf for the guest: cross-built from the tree, static, for arm64
-#    (build/perf-arm64; no OpenCSD or libelf: it records, the host decodes);
+#    (build/perf-arm64), with Debian's arm64 OpenCSD (make deps unpacks it
+#    into $RIG_CACHE/arm64-debs) and no other library;
 #  - in the guest: the ETE and TRBE drivers probed, then perf record of a
 #    forking workload (a shell loop starting processes) with the TRBE as the
 #    sink of each CPU and a 64 KiB AUX buffer, so that the TRBE interrupt
@@ -16,7 +17,14 @@
 #    attributes every record to (cpu, pid, seq): no record in another CPU's
 #    buffer, no gap that neither an Overflow packet nor perf flagged, none
 #    invalid; a verdict over no records is a failure, and the same recording
-#    with one record's sequence number changed must get an error verdict.
+#    with one record's sequence number changed must get an error verdict;
+#  - in the same boot, rig/armv9/run.sh --ete-model (what users run on
+#    Armv9 hardware or FVP: the aux_set_output redirect tests with cs_etm,
+#    then alone and beside a perf record of its workload on the same TRBE,
+#    perf report -D, perf script and the checker in the guest, dmesg) must
+#    end with "armv9: verdict: ok"; then perf's own CoreSight shell tests
+#    (perf test coresight) run and their results are listed, not asserted:
+#    they look for instruction trace the model does not produce.
 # Output in out/cs-etm/.
 . "$(dirname "$0")/../lib.sh"
 stage cs-etm
@@ -33,24 +41,43 @@ QEMU_BIN=$(bash rig/qemu/build.sh --path) || die "make qemu failed"
 
 # 1. perf for the guest.
 PA=$BUILD/perf-arm64
+A64=$RIG_CACHE/arm64-debs/x
+{ [ -f "$A64/usr/lib/aarch64-linux-gnu/libopencsd_c_api.a" ] && [ -x "$A64/bin/bash-static" ]; } ||
+	die "no arm64 OpenCSD or bash-static in $A64: run 'make deps'"
 tree_lock shared
 [ -d "$TREE/tools/perf" ] || die "no $TREE: run 'make tree' first"
 mkdir -p "$PA"
 info "cross-building a static perf for the arm64 guest (log: ${PA#"$RIG_TOP"/}/build.log)"
-# Everything that needs an arm64 library is off: the guest only records.
+# OpenCSD (Debian's arm64 static libraries) to decode in the guest; every
+# other library that would need an arm64 build is off.
 cpu_lock make -C "$TREE/tools/perf" O="$PA" ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu- \
 	CC="ccache aarch64-linux-gnu-gcc" LDFLAGS=-static WERROR=0 NO_RUST=1 NO_SHELLCHECK=1 \
+	CORESIGHT=1 CSINCLUDES="$A64/usr/include" CSLIBS="$A64/usr/lib/aarch64-linux-gnu" \
 	NO_LIBELF=1 NO_LIBTRACEEVENT=1 NO_LIBPYTHON=1 NO_LIBPERL=1 NO_JVMTI=1 NO_LIBBPF=1 \
 	NO_BPF_SKEL=1 NO_LIBDW=1 NO_SLANG=1 NO_GTK2=1 NO_LIBUNWIND=1 NO_LIBNUMA=1 NO_LIBCAP=1 \
 	NO_LIBZSTD=1 NO_LZMA=1 NO_LIBCRYPTO=1 NO_LIBPFM4=1 NO_LIBBABELTRACE=1 NO_CAPSTONE=1 \
 	NO_LIBLLVM=1 NO_LIBDEBUGINFOD=1 NO_SDT=1 -j"$(nproc)" perf >"$PA/build.log" 2>&1 ||
 	{ grep -E 'error' "$PA/build.log" | head -20 >&2; die "perf cross-build failed: ${PA#"$RIG_TOP"/}/build.log"; }
 file "$PA/perf" | grep -q 'ARM aarch64.*statically linked' || die "$PA/perf is not a static arm64 binary"
+grep -q 'cs_etm_decoder' "$PA/build.log" "$PA/perf" 2>/dev/null ||
+	die "$PA/perf was built without OpenCSD (no cs_etm decoder): see ${PA#"$RIG_TOP"/}/build.log"
 
 # 2. The guest: probe, then perf record.
 P=$BUILD/cs-etm-payload
-rm -rf "$P" && mkdir -p "$P"
+rm -rf "$P" && mkdir -p "$P/bin" "$P/armv9/tests" "$P/rig/armv9"
 cp "$PA/perf" "$P/perf"
+# rig/armv9/run.sh and perf test in the guest: bash, perf with its shell
+# tests next to it, the kselftest and run.sh's workload as static binaries.
+cp "$A64/bin/bash-static" "$P/bin/bash"
+cp "$PA/perf" "$P/armv9/perf"
+cp -r "$TREE/tools/perf/tests/shell" "$P/armv9/tests/"
+cp rig/armv9/run.sh "$P/rig/armv9/"
+cp rig/splat.sh "$P/rig/"
+bash rig/selftests/build.sh arm64 >"$D/selftests-build.log" 2>&1 ||
+	{ tail -20 "$D/selftests-build.log" >&2; die "the kselftests did not build (${D#"$RIG_TOP"/}/selftests-build.log)"; }
+cp "$BUILD/selftests-arm64/aux_set_output" "$P/armv9/"
+aarch64-linux-gnu-gcc -static -O2 -Wall -Werror -o "$P/armv9/redirect" rig/armv9/redirect.c ||
+	die "rig/armv9/redirect.c did not build for arm64"
 cat >"$P/workload.sh" <<'EOF'
 #!/bin/sh
 # A forking workload: 200 short processes, each a few system calls.
@@ -74,9 +101,22 @@ cat /tmp/record.log
 echo "trbe-irqs-after: $(trbe_irqs)"
 echo "perf-record-rc: $rc"
 [ $rc = 0 ] || exit 1
-rig-send /tmp/perf.data perf.data'
+rig-send /tmp/perf.data perf.data
+# What users run on Armv9 hardware, on the model.
+PATH=/armv9:$PATH bash /rig/armv9/run.sh --ete-model --no-perf-test --perf /armv9/perf \
+	--kselftest /armv9/aux_set_output --workload /armv9/redirect --out /tmp/armv9 \
+	>/tmp/armv9.log 2>&1
+echo "armv9-rc: $?"
+sed "s/^/armv9-log: /" /tmp/armv9.log
+sed "s/^/armv9-log: /" /tmp/armv9/check.txt 2>/dev/null
+[ ! -s /tmp/armv9/perf.data ] || rig-send /tmp/armv9/perf.data armv9-perf.data
+# perf test coresight: listed, not asserted (run from perf'"'"'s directory).
+(cd /armv9 && PATH=/armv9:$PATH TMPDIR=/tmp ./perf test -v coresight) >/tmp/perf-test.log 2>&1
+echo "perf-test-rc: $?"
+sed "s/^/perf-test: /" /tmp/perf-test.log
+exit 0'
 rc=0
-VM_DIR=$D/vm VM_QEMU=$QEMU_BIN VM_CPU=max,pauth-impdef=on,x-trbe=on VM_PAYLOAD=$P VM_TIMEOUT=600 \
+VM_DIR=$D/vm VM_QEMU=$QEMU_BIN VM_CPU=max,pauth-impdef=on,x-trbe=on VM_PAYLOAD=$P VM_TIMEOUT=1200 \
 	bash rig/vm.sh arm64 "$cmd" >"$D/vm.log" 2>&1 || rc=$?
 grep -E 'cs_etm sink:|perf record|perf-record-rc|trbe-irqs|rig: vm' "$D/vm.log" | sed 's/^/  guest: /' >&2 || true
 [ "$rc" = 0 ] || die "the guest failed (rc $rc): ${D#"$RIG_TOP"/}/vm.log, ${D#"$RIG_TOP"/}/vm/console.log"
@@ -137,5 +177,17 @@ else
 	echo "cs-etm: FAIL: the checker did not catch a changed sequence number (${D#"$RIG_TOP"/}/check-bad.txt)" >&2
 	fail=1
 fi
+
+# 4. rig/armv9/run.sh in the guest, then perf test coresight (listed).
+tr -d '\r' <"$D/vm/console.log" | sed -n 's/^armv9-log: //p' >"$D/armv9.log"
+tr -d '\r' <"$D/vm/console.log" | sed -n 's/^perf-test: //p' >"$D/perf-test.log"
+grep -E '^armv9: ' "$D/armv9.log" | sed 's/^/  guest: /' >&2 || true
+if ! grep -qx 'armv9: verdict: ok' "$D/armv9.log"; then
+	echo "cs-etm: FAIL: rig/armv9/run.sh --ete-model in the guest: $(grep '^armv9: verdict' "$D/armv9.log" || echo 'no verdict'), see ${D#"$RIG_TOP"/}/armv9.log" >&2
+	fail=1
+fi
+info "perf test coresight in the guest (not asserted: the model has no instruction trace):"
+grep -E '^ *[0-9]+(\.[0-9]+)?: .*: (Ok|FAILED!|Skip)' "$D/perf-test.log" | sed 's/^/  guest: /' >&2 ||
+	info "no perf test result lines: see ${D#"$RIG_TOP"/}/perf-test.log"
 [ "$fail" = 0 ] || exit 1
 info "cs-etm: perf record -e cs_etm//u on the emulated TRBE: $recs records, every one attributed, decoded by OpenCSD; verdict ok"

@@ -9,7 +9,10 @@
 # make run flow (perf record of the redirect) is part of it: verdict "no
 # misplaced or unflagged AUX data" (exit 0) with the series, misplaced data
 # found (exit 3) on the base. (arm64's make run is the kselftest's
-# switch_buffer test, asserted by the selftests themselves.)
+# switch_buffer test, asserted by the selftests themselves.) On arm64 each
+# kernel also runs the redirect tests through the real TRBE driver on the
+# emulated Armv9 CPU (rig/qemu/redirect-ab.sh, AB_CSETM_RUNS runs, default
+# 1): the base shows the bug, the series is clean.
 #
 # All series runs come first, then all base runs, so the shared tree and
 # each kernel build switch once (a relink of the changed files).
@@ -17,6 +20,9 @@
 . "$(dirname "$0")/../lib.sh"
 arches=${AB_ARCHES:-x86_64 arm64}
 ab_run=${AB_RUN:-0}
+# AB_CSETM_RUNS: runs of make cs-etm-ab per arm64 kernel (0: none)
+csetm_runs=${AB_CSETM_RUNS:-1}
+case "$csetm_runs" in '' | *[!0-9]*) die "AB_CSETM_RUNS must be a number (got '$csetm_runs')" ;; esac
 stage "kernel A/B ($arches$([ "$ab_run" = 1 ] && echo ', with make run'))"
 
 # Scenario tests: fail on the base (aux_records runs in the two stream
@@ -102,6 +108,12 @@ for kind in series base; do
 		# the selftests run above already asserted on this kernel.
 		if [ "$ab_run" = 1 ] && [ "$arch" = x86_64 ]; then
 			run_flow "$arch" $kind
+		fi
+		# arm64: the redirect tests through the real TRBE driver on the
+		# emulated CPU (make cs-etm-ab), on this kernel and its kselftests.
+		if [ "$arch" = arm64 ] && [ "$csetm_runs" -gt 0 ]; then
+			AB_NOBUILD=1 AB_KERNELS=$kind RUNS=$csetm_runs bash "$RIG_TOP/rig/qemu/redirect-ab.sh" ||
+				bad "arm64 $kind: the redirect through the emulated TRBE (make cs-etm-ab) failed"
 		fi
 	done
 done

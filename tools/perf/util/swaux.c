@@ -423,6 +423,7 @@ struct swaux {
 	u32			pmu_type;
 	bool			snapshot;
 	bool			ete_model;	/* cs_etm trace of QEMU's ETE model */
+	bool			ete_shared;	/* other sessions share the trace units */
 	bool			done;
 	size_t			nr_queues;
 	struct swaux_queue	*queues;
@@ -914,6 +915,20 @@ static const char *swaux_gap_reason(struct swaux *sw, const struct swaux_queue *
 			return "aux-flag";
 	}
 
+	/*
+	 * The ETE model numbers a CPU's records, not a session's: when other
+	 * sessions trace on the same CPU, the records they got between two
+	 * of this buffer's transactions leave a gap where a transaction
+	 * begins. Inside a transaction a gap is still an error.
+	 */
+	for (i = 0; sw->ete_shared && i < sw->nr_auxevs; i++) {
+		const struct swaux_auxev *ev = &sw->auxevs[i];
+
+		if (!(ev->flags & SWAUX_EV_LOST) && swaux_ev_matches(q, ev) &&
+		    ev->offset > g->prev_pos && ev->offset <= g->pos)
+			return "shared-cpu";
+	}
+
 	if (q->lost)
 		return "lost";
 
@@ -1113,6 +1128,14 @@ static bool swaux_evsel_is_auxtrace(struct perf_session *session,
 	return evsel->core.attr.type == sw->pmu_type;
 }
 
+/* PERF_SWAUX_ETE_MODEL=shared: other sessions traced on the same CPUs */
+static bool swaux_ete_model_shared(void)
+{
+	const char *v = getenv("PERF_SWAUX_ETE_MODEL");
+
+	return v && !strcmp(v, "shared");
+}
+
 static int swaux_session_init(struct perf_session *session, u32 pmu_type,
 			      bool snapshot, bool ete_model)
 {
@@ -1126,6 +1149,7 @@ static int swaux_session_init(struct perf_session *session, u32 pmu_type,
 	sw->pmu_type = pmu_type;
 	sw->snapshot = snapshot;
 	sw->ete_model = ete_model;
+	sw->ete_shared = ete_model && swaux_ete_model_shared();
 
 	sw->auxtrace.process_event = swaux_process_event;
 	sw->auxtrace.process_auxtrace_event = swaux_process_auxtrace_event;

@@ -32,7 +32,10 @@ int swaux_process_auxtrace_info(union perf_event *event,
 /*
  * swaux_ete_model - PERF_SWAUX_ETE_MODEL is set: a cs_etm recording is
  * judged by swaux_process_ete_model_info() (the checks above on the records
- * of QEMU's ETE model) instead of being decoded with OpenCSD.
+ * of QEMU's ETE model) instead of being decoded with OpenCSD. The model
+ * numbers each CPU's records: with PERF_SWAUX_ETE_MODEL=shared (other
+ * sessions traced on the same CPUs) a sequence gap where a transaction
+ * begins is not an error.
  */
 bool swaux_ete_model(void);
 int swaux_process_ete_model_info(union perf_event *event,
