@@ -26,7 +26,7 @@
 # AB_NOBUILD=1 (one kernel, for make kernel-ab): use the tree, kernel and
 # kselftests as they are; the tree must be that kernel's.
 . "$(dirname "$0")/../lib.sh"
-kernels=${AB_KERNELS:-series base}
+kernels=${AB_KERNELS:-series base core driver}
 runs=${RUNS:-10}
 case "$runs" in '' | *[!0-9]* | 0) die "RUNS must be a positive number (got '$runs')" ;; esac
 for k in $kernels; do

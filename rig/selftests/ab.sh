@@ -118,4 +118,4 @@ for kind in series base; do
 	done
 done
 [ $fail = 0 ] || die "kernel A/B failed: see out/selftests-*/results.txt and out/run-*"
-echo "kernel-ab: OK ($arches): SET_OUTPUT scenario fails on the base, everything passes with the series$([ "$ab_run" = 1 ] && echo '; make run: misplaced AUX data on the base, none with the series')" >&2
+echo "kernel-ab: OK ($arches): SET_OUTPUT scenario fails on the base, everything passes with the series$([ "$ab_run" = 1 ] && echo '; make run: misplaced AUX data on the base, none with the series')$(case " $arches " in *" arm64 "*) [ "$csetm_runs" -gt 0 ] && echo "; the emulated TRBE ($csetm_runs run(s) per kernel): the base shows the bug, the series is clean" ;; esac)" >&2
