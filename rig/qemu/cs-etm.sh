@@ -65,7 +65,6 @@ grep -q 'cs_etm_decoder' "$PA/build.log" "$PA/perf" 2>/dev/null ||
 # 2. The guest: probe, then perf record.
 P=$BUILD/cs-etm-payload
 rm -rf "$P" && mkdir -p "$P/bin" "$P/armv9/tests" "$P/rig/armv9"
-cp "$PA/perf" "$P/perf"
 # rig/armv9/run.sh and perf test in the guest: bash, perf with its shell
 # tests next to it, the kselftest and run.sh's workload as static binaries.
 cp "$A64/bin/bash-static" "$P/bin/bash"
@@ -95,7 +94,7 @@ chmod +x "$P/workload.sh"
 cmd='for s in /sys/bus/event_source/devices/cs_etm/sinks/*; do echo "cs_etm sink: ${s##*/}"; done
 trbe_irqs() { awk "/arm_trbe/ {n = 0; for (i = 2; i <= NF && \$i ~ /^[0-9]+\$/; i++) n += \$i; print n}" /proc/interrupts; }
 echo "trbe-irqs-before: $(trbe_irqs)"
-/perf record -m 16,16 -e cs_etm//u -o /tmp/perf.data -- /workload.sh >/tmp/record.log 2>&1
+/armv9/perf record -m 16,16 -e cs_etm//u -o /tmp/perf.data -- /workload.sh >/tmp/record.log 2>&1
 rc=$?
 cat /tmp/record.log
 echo "trbe-irqs-after: $(trbe_irqs)"
