@@ -26,6 +26,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libgen.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,7 +54,10 @@
 #include "util/maps.h"
 #include "util/dso.h"
 #include "util/symbol.h"
+#include "util/addr_location.h"
 #include "util/sample.h"
+#include "util/strbuf.h"
+#include "util/thread.h"
 #include "util/session.h"
 #include "util/time-utils.h"
 #include "util/tool.h"
@@ -70,9 +74,11 @@ enum synth_event {
 struct convert_trace_dat {
 	struct perf_tool	tool;
 	struct perf_session	*session;
+	const char		*output_name;
 	struct tdw		*w;
 	struct tdw_opts		wopts;
 	bool			synthetic;
+	bool			user_maps;	/* callchains are resolved */
 	void			*tracing_data;
 	size_t			tracing_data_size;
 	bool			synth_used[SYNTH_MAX];
@@ -124,8 +130,9 @@ static const char * const synth_fields[SYNTH_MAX] = {
 	"\tfield:u64 period;\toffset:16;\tsize:8;\tsigned:0;\n"
 	"\tfield:int pid;\toffset:24;\tsize:4;\tsigned:1;\n"
 	"\tfield:int tid;\toffset:28;\tsize:4;\tsigned:1;\n"
-	"\tfield:__data_loc char[] event;\toffset:32;\tsize:4;\tsigned:0;\n\n"
-	"print fmt: \"%s ip=%pS pid=%d tid=%d period=%llu\", __get_str(event), REC->ip, REC->pid, REC->tid, REC->period\n",
+	"\tfield:__data_loc char[] event;\toffset:32;\tsize:4;\tsigned:0;\n"
+	"\tfield:__data_loc char[] callchain;\toffset:36;\tsize:4;\tsigned:0;\n\n"
+	"print fmt: \"%s ip=%pS pid=%d tid=%d period=%llu%s%s\", __get_str(event), REC->ip, REC->pid, REC->tid, REC->period, __get_dynamic_array_len(callchain) > 1 ? \" callchain=\" : \"\", __get_str(callchain)\n",
 	[SYNTH_LOST] =
 	"\tfield:u64 id;\toffset:8;\tsize:8;\tsigned:0;\n"
 	"\tfield:u64 lost;\toffset:16;\tsize:8;\tsigned:0;\n\n"
@@ -182,17 +189,45 @@ static char *recording_uname(struct perf_env *env)
 	return s;
 }
 
+/*
+ * A recording without tracepoints has no tracing data.  With --all its
+ * samples, AUX and LOST records are converted all the same: the formats
+ * are the synthetic ones alone, on the ring buffer headers of the
+ * recording's kernel (byte order and long size).
+ */
+static int no_tracing_data(struct convert_trace_dat *c)
+{
+	struct perf_session *session = c->session;
+	bool be = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
+	int long_size;
+
+	if (c->tracing_data)
+		return 0;
+	if (!c->synthetic) {
+		pr_err("%s: no tracing data: record tracepoints (perf record -e sys:event), or convert its samples, AUX and LOST records with --all\n",
+		       session->data->path);
+		return -1;
+	}
+	if (session->header.needs_swap)
+		be = !be;
+	long_size = perf_env__kernel_is_64_bit(perf_session__env(session)) ? 8 : 4;
+	c->tracing_data = tdw__empty_tracing_data(be, long_size,
+						  &c->tracing_data_size);
+	if (!c->tracing_data) {
+		pr_err("%s: out of memory\n", session->data->path);
+		return -1;
+	}
+	return 0;
+}
+
 static int __create_writer(struct convert_trace_dat *c)
 {
 	struct perf_env *env = perf_session__env(c->session);
 
 	if (c->err)
 		return c->err;
-	if (!c->tracing_data) {
-		pr_err("%s: no tracing data (record tracepoints with perf record -e sys:event)\n",
-		       c->session->data->path);
+	if (no_tracing_data(c))
 		return c->err = -EINVAL;
-	}
 	c->wopts.clock = recording_clock(c->session);
 	c->wopts.strict_order = c->percpu;
 	c->wopts.nr_cpus = env->nr_cpus_avail;
@@ -347,6 +382,17 @@ static int writer_ret(struct convert_trace_dat *c,
 		pr_err("%s: event on CPU %u: corrupt input\n",
 		       c->session->data->path, sample->cpu);
 		c->err = -EINVAL;
+	} else if (ret < 0 && ret != -ERANGE) {
+		/*
+		 * The spill files beside the output: ENOSPC, EIO, ENOMEM.
+		 * Stop here, with this one message.
+		 */
+		if (!c->err)
+			pr_err("Error writing %s: %s\n", c->output_name,
+			       strerror(-ret));
+		c->err = ret;
+		session_done = 1;
+		return 0;
 	}
 	return ret;
 }
@@ -452,6 +498,14 @@ static int deliver_sideband(struct convert_trace_dat *c, union perf_event *event
 	case PERF_RECORD_COMM:
 		return set_comm(c, event->comm.tid, event->comm.comm);
 	case PERF_RECORD_FORK:
+		/* In per-CPU mode the maps were forked in file order. */
+		if (c->user_maps && !c->percpu) {
+			int ret = perf_event__process_fork(tool, event, sample,
+							   machine);
+
+			if (ret)
+				return ret;
+		}
 		return fork_comm(c, event->fork.tid, event->fork.ptid);
 	case PERF_RECORD_EXIT:
 		/* An exited task keeps its name. */
@@ -482,7 +536,8 @@ static bool user_mmap(const union perf_event *event)
 }
 
 /* Side-band events that change nothing the converter writes. */
-static bool no_effect(const union perf_event *event)
+static bool no_effect(const struct convert_trace_dat *c,
+		      const union perf_event *event)
 {
 	switch (event->header.type) {
 	case PERF_RECORD_NAMESPACES:
@@ -493,7 +548,7 @@ static bool no_effect(const union perf_event *event)
 	case PERF_RECORD_UNTHROTTLE:
 		return true;
 	default:
-		return user_mmap(event);
+		return !c->user_maps && user_mmap(event);
 	}
 }
 
@@ -504,12 +559,27 @@ static int process_sideband(const struct perf_tool *tool, union perf_event *even
 		container_of(tool, struct convert_trace_dat, tool);
 	int ret;
 
-	if (no_effect(event)) {
+	if (no_effect(c, event)) {
 		percpu_note(c, sample->time);
 		return 0;
 	}
 	if (!percpu_in_order(c, sample->time))
 		return 0;
+	/*
+	 * The user space maps of the tasks, for the callchains of samples, go
+	 * in file order, which is time order on each CPU: a sample sees the
+	 * maps its task had when it was taken, as perf report sees them
+	 * without the ordered queue.  The queue would deliver them rounds
+	 * after the samples that need them.
+	 */
+	if (c->user_maps && c->percpu && user_mmap(event))
+		return deliver_sideband(c, event, sample, machine);
+	if (c->user_maps && c->percpu &&
+	    event->header.type == PERF_RECORD_FORK) {
+		ret = perf_event__process_fork(tool, event, sample, machine);
+		if (ret)
+			return ret;
+	}
 	if (c->percpu && machine == &c->session->machines.host) {
 		ret = ordered_events__queue(&c->sideband, event, sample->time,
 					    0, NULL);
@@ -571,35 +641,114 @@ static int add_synth(struct convert_trace_dat *c, enum synth_event type,
 	return add_event(c, sample, buf, 8 + 8 * nr);
 }
 
+/*
+ * The longest callchain text of a sample, cut at a frame beyond: with the
+ * event name the sample stays within a 4 KiB ring buffer page.
+ */
+#define CALLCHAIN_TEXT_MAX	3072
+
+/*
+ * The callchain of a sample as text, innermost first: "sym+0xoff <- ..."
+ * where perf resolves the address from the recording's maps, the address
+ * where it cannot.  The context markers (PERF_CONTEXT_*) set the mode the
+ * following addresses are resolved in; they are not printed.
+ */
+static int callchain_text(struct perf_sample *sample, struct machine *machine,
+			  struct strbuf *sb)
+{
+	struct ip_callchain *chain = sample->callchain;
+	u8 cpumode = sample->cpumode;
+	struct thread *thread;
+	int ret = 0;
+	u64 i;
+
+	if (!chain || !chain->nr)
+		return 0;
+	thread = machine__findnew_thread(machine, sample->pid, sample->tid);
+	for (i = 0; i < chain->nr; i++) {
+		u64 ip = chain->ips[i];
+		struct addr_location al;
+		size_t len = sb->len;
+
+		if (ip >= PERF_CONTEXT_MAX) {
+			if (ip == PERF_CONTEXT_KERNEL)
+				cpumode = PERF_RECORD_MISC_KERNEL;
+			else if (ip == PERF_CONTEXT_USER)
+				cpumode = PERF_RECORD_MISC_USER;
+			else if (ip == PERF_CONTEXT_HV)
+				cpumode = PERF_RECORD_MISC_HYPERVISOR;
+			else if (ip == PERF_CONTEXT_GUEST_KERNEL)
+				cpumode = PERF_RECORD_MISC_GUEST_KERNEL;
+			else if (ip == PERF_CONTEXT_GUEST_USER)
+				cpumode = PERF_RECORD_MISC_GUEST_USER;
+			continue;
+		}
+		addr_location__init(&al);
+		if (len && strbuf_addstr(sb, " <- "))
+			ret = -ENOMEM;
+		else if (thread && thread__find_symbol_fb(thread, cpumode, ip, &al) &&
+			 al.sym)
+			ret = strbuf_addf(sb, "%s+0x%" PRIx64, al.sym->name,
+					  al.addr - al.sym->start);
+		else
+			ret = strbuf_addf(sb, "0x%" PRIx64, ip);
+		addr_location__exit(&al);
+		if (ret)
+			break;
+		if (sb->len > CALLCHAIN_TEXT_MAX) {
+			strbuf_setlen(sb, len);
+			ret = strbuf_addstr(sb, len ? " <- ..." : "...");
+			break;
+		}
+	}
+	thread__put(thread);
+	return ret;
+}
+
 static int add_synth_sample(struct convert_trace_dat *c,
-			    const struct perf_sample *sample)
+			    struct perf_sample *sample, struct machine *machine)
 {
 	const char *name = evsel__name(sample->evsel);
-	size_t len = strlen(name) + 1;
-	u8 buf[36 + 256];
-	int id;
+	size_t len = min_t(size_t, strlen(name), 255) + 1, clen;
+	struct strbuf chain;
+	u8 *buf;
+	int id, ret;
 
 	id = synth_id(c, SYNTH_SAMPLE);
 	if (id < 0)
 		return id;
-	len = min(len, sizeof(buf) - 36);
-	memset(buf, 0, sizeof(buf));
+	if (strbuf_init(&chain, 0) || callchain_text(sample, machine, &chain))
+		goto nomem;
+	clen = chain.len + 1;
+	buf = calloc(1, 40 + len + clen);
+	if (!buf)
+		goto nomem;
 	tdw__put16(c->w, buf, id);
 	tdw__put32(c->w, buf + 4, sample_pid(c, sample));
 	tdw__put64(c->w, buf + 8, sample->ip);
 	tdw__put64(c->w, buf + 16, sample->period);
 	tdw__put32(c->w, buf + 24, sample->pid);
 	tdw__put32(c->w, buf + 28, sample->tid);
-	tdw__put32(c->w, buf + 32, (len << 16) | 36);
-	memcpy(buf + 36, name, len - 1);
+	tdw__put32(c->w, buf + 32, (len << 16) | 40);
+	tdw__put32(c->w, buf + 36, (clen << 16) | (40 + len));
+	memcpy(buf + 40, name, len - 1);
+	if (chain.len)
+		memcpy(buf + 40 + len, chain.buf, chain.len);
+	strbuf_release(&chain);
 	c->synthesized++;
-	return add_event(c, sample, buf, 36 + len);
+	ret = add_event(c, sample, buf, 40 + len + clen);
+	free(buf);
+	return ret;
+nomem:
+	strbuf_release(&chain);
+	pr_err("%s: out of memory\n", c->session->data->path);
+	return c->err = -ENOMEM;
 }
 
 static int process_sample_event(const struct perf_tool *tool,
 				union perf_event *event __maybe_unused,
 				struct perf_sample *sample,
-				struct machine *machine __maybe_unused)
+				struct machine *machine)
 {
 	struct convert_trace_dat *c =
 		container_of(tool, struct convert_trace_dat, tool);
@@ -627,7 +776,7 @@ static int process_sample_event(const struct perf_tool *tool,
 		c->dropped++;
 		return 0;
 	}
-	return add_synth_sample(c, sample);
+	return add_synth_sample(c, sample, machine);
 }
 
 static int process_lost(const struct perf_tool *tool, union perf_event *event,
@@ -975,6 +1124,189 @@ static int parse_compression(const char *name, enum tdw_compression *comp)
 	return -1;
 }
 
+/*
+ * The output: written to a temporary file beside it, which takes its
+ * name only when complete, so that a failed or interrupted conversion
+ * leaves no partial trace.dat and the file --force would replace stays
+ * until then.  The writer seeks back to patch section offsets: the
+ * output must be a regular file.  A symlink is followed, and its target
+ * is replaced.
+ */
+struct trace_dat_output {
+	char	*path;		/* the output, symlinks resolved */
+	char	*dir;		/* its directory, for the spill files too */
+	char	*tmp;		/* the temporary file in that directory */
+	FILE	*file;
+	bool	force;
+};
+
+static int output_open(struct trace_dat_output *o, const char *name,
+		       bool force)
+{
+	struct stat st;
+	mode_t mask;
+	char *copy;
+	int fd;
+
+	o->force = force;
+	if (!stat(name, &st)) {
+		if (S_ISDIR(st.st_mode)) {
+			pr_err("%s is a directory: give the name of the trace.dat file to write\n",
+			       name);
+			return -1;
+		}
+		if (!force) {
+			pr_err("Output file %s exists. Use --force to overwrite it.\n",
+			       name);
+			return -1;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			pr_err("%s is not a regular file: a trace.dat is written to a file (it is not a stream)\n",
+			       name);
+			return -1;
+		}
+		o->path = realpath(name, NULL);
+	} else if (errno == ENOENT) {
+		o->path = strdup(name);
+	} else {
+		pr_err("Cannot create output file %s: %s\n", name,
+		       strerror(errno));
+		return -1;
+	}
+	copy = o->path ? strdup(o->path) : NULL;
+	if (!copy || asprintf(&o->tmp, "%s.tmpXXXXXX", o->path) < 0) {
+		o->tmp = NULL;
+		free(copy);
+		pr_err("out of memory\n");
+		return -1;
+	}
+	o->dir = strdup(dirname(copy));
+	free(copy);
+	if (!o->dir) {
+		pr_err("out of memory\n");
+		return -1;
+	}
+	fd = mkstemp(o->tmp);
+	if (fd == -1) {
+		pr_err("Cannot create output file %s: %s\n", name,
+		       strerror(errno));
+		zfree(&o->tmp);
+		return -1;
+	}
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(fd, 0666 & ~mask))
+		pr_debug("trace.dat: fchmod %s: %s\n", o->tmp, strerror(errno));
+	o->file = fdopen(fd, "w");
+	if (!o->file) {
+		pr_err("Cannot create output file %s: %s\n", name,
+		       strerror(errno));
+		close(fd);
+		unlink(o->tmp);
+		zfree(&o->tmp);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The complete file takes the name.  Without --force, link() fails if a
+ * file of that name appeared meanwhile.  With --force the old file is
+ * renamed aside first, and back if the new one cannot take its place:
+ * a rename() over an existing file would make ext4 (auto_da_alloc) write
+ * the whole new file to disk inside it (86 ms for a 100 MB trace.dat).
+ */
+static int output_commit(struct trace_dat_output *o)
+{
+	char *aside = NULL;
+	bool moved = false;
+	int err = 0;
+
+	if (!o->force) {
+		if (!link(o->tmp, o->path))
+			goto done;
+		err = errno;
+		if (err == EEXIST) {
+			pr_err("Output file %s exists. Use --force to overwrite it.\n",
+			       o->path);
+			return -1;
+		}
+		/* No hard links on this file system: check, then rename. */
+		if ((err != EPERM && err != EOPNOTSUPP) ||
+		    !access(o->path, F_OK))
+			goto fail;
+		err = 0;
+	} else if (asprintf(&aside, "%s.old", o->tmp) < 0) {
+		err = ENOMEM;
+		goto fail;
+	} else if (!rename(o->path, aside)) {
+		moved = true;
+	} else if (errno != ENOENT) {
+		err = errno;
+		goto fail;
+	}
+	if (rename(o->tmp, o->path)) {
+		err = errno;
+		if (moved && rename(aside, o->path))
+			pr_err("%s: the old file is left as %s\n", o->path, aside);
+		goto fail;
+	}
+	if (moved)
+		unlink(aside);
+done:
+	unlink(o->tmp);
+	zfree(&o->tmp);
+	free(aside);
+	return 0;
+fail:
+	pr_err("Error writing %s: %s\n", o->path, strerror(err));
+	free(aside);
+	return -1;
+}
+
+static void output_close(struct trace_dat_output *o)
+{
+	if (o->file)
+		fclose(o->file);
+	if (o->tmp)
+		unlink(o->tmp);
+	free(o->tmp);
+	free(o->dir);
+	free(o->path);
+}
+
+/*
+ * SIGINT, SIGTERM or SIGHUP stop the conversion at the next event, so that
+ * the temporary file is removed and nothing is left half written.
+ */
+static volatile sig_atomic_t convert_interrupted;
+
+static void convert_interrupt(int sig __maybe_unused)
+{
+	convert_interrupted = 1;
+	session_done = 1;
+}
+
+static void convert_signals(bool on)
+{
+	static struct sigaction old[3];
+	static const int sigs[3] = { SIGINT, SIGTERM, SIGHUP };
+	static bool installed;
+	struct sigaction sa = { .sa_handler = convert_interrupt };
+	int i;
+
+	if (on == installed)
+		return;
+	for (i = 0; i < 3; i++) {
+		if (on)
+			sigaction(sigs[i], &sa, &old[i]);
+		else
+			sigaction(sigs[i], &old[i], NULL);
+	}
+	installed = on;
+	convert_interrupted = 0;
+}
+
 int trace_dat_convert__perf2dat(const char *_input_name, const char *output_name,
 				struct perf_data_convert_opts *opts)
 {
@@ -990,12 +1322,10 @@ int trace_dat_convert__perf2dat(const char *_input_name, const char *output_name
 		.path = _input_name,
 		.force = opts->force,
 	};
-	char *tmp_name = NULL, *dir_copy = NULL;
+	struct trace_dat_output o = { .file = NULL };
 	struct perf_session *session;
-	bool placeholder = false;
-	mode_t mask;
 	const struct tdw_stats *st;
-	int fd, ret = -1;
+	int ret = -1;
 	FILE *out;
 
 	perf_tool__init(&c.tool, /*ordered_events=*/true);
@@ -1030,7 +1360,10 @@ int trace_dat_convert__perf2dat(const char *_input_name, const char *output_name
 	c.tool.feature		= perf_event__process_feature;
 	c.tool.finished_round	= process_finished_round;
 	c.tool.ordering_requires_timestamps = true;
-	/* No callchains are converted: samples need not wait for theirs. */
+	/*
+	 * Callchains are converted as the record has them: samples need not
+	 * wait for their deferred user part.
+	 */
 	c.tool.merge_deferred_callchains = false;
 	ordered_events__init(&c.sideband, sideband_deliver, NULL);
 	ordered_events__set_copy_on_queue(&c.sideband, true);
@@ -1047,54 +1380,23 @@ int trace_dat_convert__perf2dat(const char *_input_name, const char *output_name
 		goto err;
 	}
 
-	/*
-	 * Reserve the name without --force; the data goes to a temporary
-	 * file that takes its place only when complete.
-	 */
-	if (!opts->force) {
-		fd = open(output_name, O_CREAT | O_EXCL | O_WRONLY, 0666);
-		if (fd == -1) {
-			if (errno == EEXIST)
-				pr_err("Output file exists. Use --force to overwrite it.\n");
-			else
-				pr_err("Cannot create output file %s: %s\n",
-				       output_name, strerror(errno));
-			goto err;
-		}
-		close(fd);
-		placeholder = true;
-	}
-	dir_copy = strdup(output_name);
-	if (!dir_copy || asprintf(&tmp_name, "%s.tmpXXXXXX", output_name) < 0) {
-		tmp_name = NULL;
-		goto err_placeholder;
-	}
-	c.wopts.tmpdir = dirname(dir_copy);
-	fd = mkstemp(tmp_name);
-	if (fd == -1) {
-		pr_err("Cannot create %s: %s\n", tmp_name, strerror(errno));
-		zfree(&tmp_name);
-		goto err_placeholder;
-	}
-	mask = umask(0);
-	umask(mask);
-	fchmod(fd, 0666 & ~mask);
-	out = fdopen(fd, "w");
-	if (!out) {
-		close(fd);
-		goto err_unlink;
-	}
+	c.output_name = output_name;
+	if (output_open(&o, output_name, opts->force))
+		goto err;
+	c.wopts.tmpdir = o.dir;
+	out = o.file;
 
 	c.comms = hashmap__new(comm_hash, comm_equal, NULL);
 	if (IS_ERR(c.comms)) {
 		c.comms = NULL;
 		pr_err("%s: out of memory\n", _input_name);
-		goto err_fclose;
+		goto err;
 	}
 	if (asprintf(&c.version, "perf version %s", perf_version_string) < 0)
 		c.version = NULL;
 	c.wopts.version_str = c.version;
 
+	convert_signals(true);
 	c.percpu = true;
 again:
 	c.tool.ordered_events = !c.percpu;
@@ -1103,7 +1405,7 @@ again:
 		/* perf said why (cannot open, incompatible), but for ENOMEM. */
 		if (PTR_ERR(session) == -ENOMEM)
 			pr_err("%s: out of memory\n", _input_name);
-		goto err_fclose;
+		goto err;
 	}
 	c.session = session;
 	/* The idle task, as perf names it (trace-cmd shows <idle>). */
@@ -1127,11 +1429,8 @@ again:
 		goto err_session_delete;
 	}
 
-	if (!perf_data__is_pipe(&data) && !c.tracing_data) {
-		pr_err("%s: no tracing data (record tracepoints with perf record -e sys:event)\n",
-		       _input_name);
+	if (!perf_data__is_pipe(&data) && no_tracing_data(&c))
 		goto err_session_delete;
-	}
 
 	if (opts->time_str && !c.ptime_range &&
 	    perf_time__parse_for_ranges(opts->time_str, session,
@@ -1139,12 +1438,31 @@ again:
 					&c.range_num) < 0)
 		goto err_session_delete;
 
+	c.user_maps = false;
+	if (c.synthetic) {
+		struct evsel *evsel;
+
+		evlist__for_each_entry(session->evlist, evsel)
+			if (evsel->core.attr.sample_type & PERF_SAMPLE_CALLCHAIN)
+				c.user_maps = true;
+	}
+	/* As --to-json: the ELF symbol tables of user space DSOs. */
+	if (c.user_maps && symbol__init(perf_session__env(session)) < 0) {
+		pr_err("%s: cannot initialize symbol resolution\n", _input_name);
+		goto err_session_delete;
+	}
+
 	/* Not for a private mapping, where events are byte-swapped in place. */
 	c.drop_pages = !session->header.needs_swap && !perf_data__is_pipe(&data);
 
 	ret = perf_session__process_events(session);
 	session_done = 0;
-	if (c.restart) {
+	if (convert_interrupted) {
+		pr_err("%s: interrupted, %s not written\n", _input_name,
+		       output_name);
+		goto err_session_delete;
+	}
+	if (c.restart && !c.err) {
 		/* The order of the file does not hold: again, with the queue. */
 		percpu_restart(&c);
 		goto again;
@@ -1181,16 +1499,13 @@ again:
 		ret = -1;
 		goto err_session_delete;
 	}
-	/*
-	 * The old name goes first: ext4's replace-via-rename heuristic
-	 * (auto_da_alloc) writes the whole new file to disk inside a rename()
-	 * over an existing file (86 ms for a 100 MB trace.dat here), and there
-	 * is one, the placeholder or the file --force replaces.
-	 */
-	if (fclose(out) || (unlink(output_name) && errno != ENOENT) ||
-	    rename(tmp_name, output_name)) {
-		out = NULL;
+	o.file = NULL;
+	if (fclose(out)) {
 		pr_err("Error writing %s: %s\n", output_name, strerror(errno));
+		ret = -1;
+		goto err_session_delete;
+	}
+	if (output_commit(&o)) {
 		ret = -1;
 		goto err_session_delete;
 	}
@@ -1221,17 +1536,11 @@ again:
 
 err_session_delete:
 	perf_session__delete(session);
-err_fclose:
-	if (out)
-		fclose(out);
-err_unlink:
-	unlink(tmp_name);
-err_placeholder:
-	if (placeholder)
-		unlink(output_name);
 err:
 	ret = -1;
 out:
+	output_close(&o);
+	convert_signals(false);
 	ordered_events__free(&c.sideband);
 	free_comms(&c);
 	hashmap__free(c.comms);
@@ -1240,7 +1549,5 @@ out:
 	free(c.ptime_range);
 	free(c.uname);
 	free(c.version);
-	free(tmp_name);
-	free(dir_copy);
 	return ret;
 }

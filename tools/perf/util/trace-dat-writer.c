@@ -332,13 +332,17 @@ static int header_page_field(const u8 *text, u64 len, const char *name,
 	return ret;
 }
 
+/* The "ID: N" line of a format file, which need not end in a NUL. */
 static unsigned int format_id(const u8 *text, u64 len)
 {
-	const char *id = memmem(text, len, "\nID: ", 5);
+	const u8 *id = memmem(text, len, "\nID: ", 5), *end = text + len;
+	unsigned int val = 0;
 
 	if (!id)
 		return 0;
-	return strtoul(id + 5, NULL, 10);
+	for (id += 5; id < end && isdigit(*id) && val < UINT_MAX / 10; id++)
+		val = val * 10 + (*id - '0');
+	return val;
 }
 
 static int parse_tracing_data(struct tdw *w, const u8 *data, size_t size)
@@ -362,6 +366,13 @@ static int parse_tracing_data(struct tdw *w, const u8 *data, size_t size)
 	w->long_size = p[1];
 	w->swap = w->file_be != host_is_be();
 	w->page_size = cur32(&c);
+	/* Kernel pages are 4 KiB to 256 KiB; the writer keeps 16 per CPU. */
+	if (c.p && (w->page_size < 4096 || w->page_size > 262144 ||
+		    (w->page_size & (w->page_size - 1)))) {
+		pr_err("trace.dat: bad page size %u in tracing data\n",
+		       w->page_size);
+		return -1;
+	}
 
 	p = cur_take(&c, 12);
 	if (!p || memcmp(p, "header_page", 12))
@@ -444,6 +455,55 @@ truncated:
 	return -1;
 }
 
+static const char tdw_header_page_fmt[] =
+	"\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
+	"\tfield: local_t commit;\toffset:8;\tsize:%d;\tsigned:1;\n"
+	"\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
+	"\tfield: char data;\toffset:%d;\tsize:%d;\tsigned:1;\n";
+
+static const char tdw_header_event[] =
+	"# compressed entry header\n"
+	"\ttype_len    :    5 bits\n"
+	"\ttime_delta  :   27 bits\n"
+	"\tarray       :   32 bits\n\n"
+	"\tpadding     : type == 29\n"
+	"\ttime_extend : type == 30\n"
+	"\ttime_stamp : type == 31\n"
+	"\tdata max type_len  == 28\n";
+
+void *tdw__empty_tracing_data(bool big_endian, int long_size, size_t *size)
+{
+	struct tdw w = { .swap = big_endian != host_is_be() };
+	struct tdw_buf b = { .data = NULL };
+	char header_page[sizeof(tdw_header_page_fmt) + 32];
+	const u32 page_size = 4096;
+	u8 id[2] = { big_endian, long_size };
+
+	snprintf(header_page, sizeof(header_page), tdw_header_page_fmt,
+		 long_size, 8 + long_size, page_size - 8 - long_size);
+	buf_add(&b, TDW_MAGIC, TDW_MAGIC_LEN);
+	buf_addstr(&b, "0.6");
+	buf_add(&b, id, sizeof(id));
+	buf_add32(&w, &b, page_size);
+	buf_add(&b, "header_page", 12);
+	buf_add64(&w, &b, strlen(header_page));
+	buf_add(&b, header_page, strlen(header_page));
+	buf_add(&b, "header_event", 13);
+	buf_add64(&w, &b, strlen(tdw_header_event));
+	buf_add(&b, tdw_header_event, strlen(tdw_header_event));
+	buf_add32(&w, &b, 0);	/* ftrace formats */
+	buf_add32(&w, &b, 0);	/* event systems */
+	buf_add32(&w, &b, 0);	/* kallsyms */
+	buf_add32(&w, &b, 0);	/* printk formats */
+	buf_add64(&w, &b, 0);	/* saved_cmdlines */
+	if (b.failed) {
+		buf_free(&b);
+		return NULL;
+	}
+	*size = b.len;
+	return b.data;
+}
+
 struct tdw *tdw__new(const void *tracing_data, size_t size,
 		     const struct tdw_opts *opts)
 {
@@ -494,12 +554,23 @@ int tdw__add_synthetic_format(struct tdw *w, const char *format)
 	return w->synth.failed ? -ENOMEM : 0;
 }
 
+/*
+ * libtraceevent reads saved_cmdlines with "%d %m[^\n]s" and stops at the
+ * first line that does not match: an empty name, or one with a newline,
+ * would hide every task after it.  Such names are written in a form it
+ * takes, and a line never exceeds the 64 bytes trace-cmd allows.
+ */
 int tdw__add_cmdline(struct tdw *w, int pid, const char *comm)
 {
 	char line[64];
-	int n = snprintf(line, sizeof(line), "%d %s\n", pid, comm);
+	int n = snprintf(line, sizeof(line) - 1, "%d ", pid), i;
 
-	buf_add(&w->cmdlines, line, min_t(size_t, n, sizeof(line) - 1));
+	for (i = 0; comm[i] && n < (int)sizeof(line) - 2; i++)
+		line[n++] = isprint((unsigned char)comm[i]) ? comm[i] : '?';
+	if (!i)
+		n += snprintf(line + n, sizeof(line) - n, "<empty>");
+	line[n++] = '\n';
+	buf_add(&w->cmdlines, line, n);
 	return w->cmdlines.failed ? -ENOMEM : 0;
 }
 
@@ -542,11 +613,8 @@ static int cpu_spill_open(struct tdw *w, struct tdw_cpu *cpu)
 	snprintf(path, sizeof(path), "%s/.perf-trace-dat-XXXXXX",
 		 w->opts.tmpdir ?: "/tmp");
 	cpu->fd = mkstemp(path);
-	if (cpu->fd < 0) {
-		pr_err("trace.dat: cannot create temporary file %s: %s\n",
-		       path, strerror(errno));
-		return -errno;
-	}
+	if (cpu->fd < 0)
+		return -errno;	/* the caller names the output */
 	unlink(path);
 	return 0;
 }
@@ -560,8 +628,10 @@ static int write_all(int fd, const void *buf, size_t len)
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
-			return -1;
+		if (n < 0)
+			return -errno;
+		if (!n)
+			return -ENOSPC;
 		p += n;
 		len -= n;
 	}
@@ -577,16 +647,15 @@ static int cpu_write_batch(struct tdw *w, struct tdw_cpu *cpu, bool all)
 {
 	u32 n = all || !cpu->batched ? cpu->batched : cpu->batched - 1;
 	size_t len = (size_t)n * w->page_size;
+	int ret;
 
 	if (!len)
 		return 0;
-	if (cpu->fd < 0 && cpu_spill_open(w, cpu))
-		return -1;
-	if (write_all(cpu->fd, cpu->batch, len)) {
-		pr_err("trace.dat: writing temporary file: %s\n",
-		       strerror(errno));
-		return -1;
-	}
+	ret = cpu->fd < 0 ? cpu_spill_open(w, cpu) : 0;
+	if (!ret)
+		ret = write_all(cpu->fd, cpu->batch, len);
+	if (ret)
+		return ret;	/* the caller names the output */
 	cpu->size += len;
 	cpu->batched -= n;
 	if (cpu->batched)
@@ -669,8 +738,10 @@ static int cpu_add(struct tdw *w, struct tdw_cpu *cpu, u64 ts,
 	delta = cpu->active ? ts - cpu->last_ts : 0;
 	need = hdr + len + (delta > RB_TS_MASK ? 8 : 0);
 	if (cpu->active && cpu->used + need > room) {
-		if (cpu_flush_page(w, cpu))
-			return -EIO;
+		int ret = cpu_flush_page(w, cpu);
+
+		if (ret)
+			return ret;
 	}
 	if (!cpu->active) {
 		cpu->active = true;
@@ -942,6 +1013,7 @@ int tdw__add_event(struct tdw *w, unsigned int nr, u64 ts,
 int tdw__mark_lost(struct tdw *w, unsigned int nr, u64 ts)
 {
 	struct tdw_cpu *cpu = get_cpu(w, nr);
+	int ret;
 
 	if (!cpu)
 		return nr > TDW_MAX_CPU ? -ERANGE : -ENOMEM;
@@ -949,8 +1021,9 @@ int tdw__mark_lost(struct tdw *w, unsigned int nr, u64 ts)
 	if (ts < cpu->last_ts && w->opts.strict_order)
 		return -EAGAIN;
 	/* Events after the loss start a new page, as in the kernel. */
-	if (cpu_flush_page(w, cpu))
-		return -EIO;
+	ret = cpu_flush_page(w, cpu);
+	if (ret)
+		return ret;
 	cpu->missed = true;
 	cpu->barrier = cpu->batched;
 	return 0;
@@ -1569,9 +1642,11 @@ int tdw__finish(struct tdw *w, FILE *fp)
 	int ret;
 
 	for (unsigned int i = 0; i < w->nr_cpus; i++) {
-		if (cpu_flush_page(w, &w->cpus[i]) ||
-		    cpu_write_batch(w, &w->cpus[i], true))
-			return -EIO;
+		ret = cpu_flush_page(w, &w->cpus[i]);
+		if (!ret)
+			ret = cpu_write_batch(w, &w->cpus[i], true);
+		if (ret)
+			return ret;
 	}
 	if (w->opts.version == 6)
 		ret = finish_v6(w, &o);

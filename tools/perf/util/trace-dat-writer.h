@@ -59,6 +59,12 @@ struct tdw;
 struct tdw *tdw__new(const void *tracing_data, size_t size,
 		     const struct tdw_opts *opts);
 void tdw__delete(struct tdw *w);
+/*
+ * Tracing data with no event formats, for a recording that has none: the
+ * ring buffer headers of a kernel with @long_size and @big_endian.  The
+ * caller frees it; NULL when out of memory.
+ */
+void *tdw__empty_tracing_data(bool big_endian, int long_size, size_t *size);
 
 /* Parsed properties of the recording, for the caller. */
 bool tdw__file_bigendian(const struct tdw *w);

@@ -12,13 +12,15 @@
 # Then: short-lived tasks have names; %ps fields resolve through the
 # kallsyms written from the recording's kernel map; UNAME and VERSION;
 # --tod gives the times 'perf script --tod' prints, and the trace clock is
-# that of perf record -k; --all adds the perf:* events.  AUX, LOST and
+# that of perf record -k; --all adds the perf:* events, and converts a
+# recording without tracepoints (samples, callchains).  AUX, LOST and
 # LOST_SAMPLES records, which need an AUX PMU or an overloaded machine to
 # appear, events too big for a page, and samples of the idle task and of
 # tid -1 are appended to a pipe recording by a script.  A per-thread
 # recording, where several ring buffers feed one CPU, comes out in time
 # order.  Then checks the bad-input cases: non-zero exit, one line on
-# stderr, no output.
+# stderr that names the problem (a directory, a missing input, a full
+# disk...), no output.
 
 set -e
 
@@ -387,6 +389,44 @@ test_synthetic()
 	compare "${tmpdir}/mixed.data" "${tmpdir}/tp.dat" "tracepoints by default"
 }
 
+# A recording without tracepoints has no tracing data: --all converts its
+# samples all the same, with their CPU, pid, tid, period and ip, and the
+# callchain of a -g recording, innermost frame first.
+test_no_tracing_data()
+{
+	local g n_perf n_dat
+
+	echo "Testing --all on recordings without tracepoints (samples, callchains)"
+	for g in "" -g; do
+		perf record -q ${g} -o "${tmpdir}/samples${g}.data" -e cpu-clock \
+			-c 100000 -- perf test -w noploop 0.2 2>/dev/null
+		convert -i "${tmpdir}/samples${g}.data" --all \
+			--to-trace-dat "${tmpdir}/samples${g}.dat" || continue
+		perf script -i "${tmpdir}/samples${g}.data" -F pid,tid,time \
+			2>/dev/null | grep -c . > "${tmpdir}/n_perf" || true
+		n_perf=$(cat "${tmpdir}/n_perf")
+		n_dat=$(trace-cmd report "${tmpdir}/samples${g}.dat" 2>/dev/null |
+			grep -cE "sample: +cpu-clock ip=[^ ]+ pid=[0-9]+ tid=[0-9]+ period=100000")
+		if [ "${n_perf}" = 0 ] || [ "${n_perf}" != "${n_dat}" ]; then
+			echo "--all${g:+ $g}: ${n_perf} samples in perf script, ${n_dat} in trace-cmd report"
+			err=1
+		fi
+		[ -n "${g}" ] || continue
+		# Every sample has a callchain.
+		n_dat=$(trace-cmd report "${tmpdir}/samples${g}.dat" 2>/dev/null |
+			grep -cE "sample: .* callchain=[^ ]")
+		if [ "${n_dat}" != "${n_perf}" ]; then
+			echo "--all -g: ${n_dat} of ${n_perf} samples with a callchain"
+			err=1
+		fi
+		if ! trace-cmd report "${tmpdir}/samples${g}.dat" 2>/dev/null |
+			grep -qE "callchain=[a-z_][^ ]*\+0x[0-9a-f]+ <- [a-z_]"; then
+			echo "--all -g: no callchain with resolved frames"
+			err=1
+		fi
+	done
+}
+
 # Append records after the last sample of the pipe-mode recording $2,
 # writing $3, and print the time of that sample: with $1 = aux,
 # PERF_RECORD_AUX, LOST and LOST_SAMPLES records (the sample_id trailer of
@@ -597,6 +637,20 @@ test_task_names()
 		"${tmpdir}/report.raw"; then
 		echo "short-lived tasks: the exit of the subshell ${pid} is not shown as sh-${pid}:"
 		grep -E "sched_process_exit: .* pid=${pid} " "${tmpdir}/report.raw"
+		err=1
+	fi
+	# Names libtraceevent's saved_cmdlines parser stops at (a newline,
+	# nothing after the pid) must not hide the names of other tasks
+	# (check_names() in convert).
+	# shellcheck disable=SC2016 # expanded by sh
+	perf record -q -o "${tmpdir}/odd.data" -e sched:sched_process_exit \
+		-e sched:sched_switch -- sh -c 'for i in 1 2 3 4 5 6; do
+			sh -c "printf \"odd\\nname\" > /proc/self/comm; /bin/true"
+			sh -c "printf \"\\n\" > /proc/self/comm; /bin/true"
+			/bin/true; done' 2>"${tmpdir}/record.err"
+	convert -i "${tmpdir}/odd.data" --to-trace-dat "${tmpdir}/odd.dat" || return
+	if ! trace-cmd report "${tmpdir}/odd.dat" 2>/dev/null | grep -q '^ *odd?name-[0-9]'; then
+		echo "task names with a newline: none shown as odd?name"
 		err=1
 	fi
 }
@@ -848,6 +902,20 @@ expect_fail()
 	fi
 }
 
+# expect_fail, and the one line names the problem ($2).
+expect_message()
+{
+	local what=$1 msg=$2
+
+	shift 2
+	expect_fail "${what}" "$@"
+	if ! grep -q "${msg}" "${tmpdir}/bad.err"; then
+		echo "${what}: the error does not say \"${msg}\":"
+		cat "${tmpdir}/bad.err"
+		err=1
+	fi
+}
+
 test_bad_input()
 {
 	local size
@@ -863,6 +931,41 @@ test_bad_input()
 	perf record -q -o "${tmpdir}/notp.data" -e cpu-clock -- true 2>/dev/null
 	expect_fail "no tracing data" "${tmpdir}/bad3.dat" \
 		-i "${tmpdir}/notp.data" --to-trace-dat "${tmpdir}/bad3.dat"
+	if ! grep -q -- "--all" "${tmpdir}/bad.err"; then
+		echo "no tracing data: the error does not point to --all"
+		err=1
+	fi
+	expect_message "directory output" "is a directory" "" \
+		-i "${tmpdir}/perf.data" --to-trace-dat "${tmpdir}"
+	expect_message "missing input" "No such file or directory" "${tmpdir}/bad5.dat" \
+		-i "${tmpdir}/missing.data" --to-trace-dat "${tmpdir}/bad5.dat"
+	expect_message "stream output" "not a regular file" "" --force \
+		-i "${tmpdir}/perf.data" --to-trace-dat /dev/null
+	if [ "$(id -u)" != 0 ]; then
+		cp "${tmpdir}/perf.data" "${tmpdir}/unreadable.data"
+		chmod 000 "${tmpdir}/unreadable.data"
+		expect_message "unreadable input" "Permission denied" "${tmpdir}/bad6.dat" \
+			-i "${tmpdir}/unreadable.data" --to-trace-dat "${tmpdir}/bad6.dat"
+	elif mkdir "${tmpdir}/small" &&
+	     mount -t tmpfs -o size=64k tmpfs "${tmpdir}/small" 2>/dev/null; then
+		expect_message "full disk" "No space left on device" "" \
+			-i "${tmpdir}/perf.data" --to-trace-dat "${tmpdir}/small/bad.dat"
+		if [ -n "$(ls -A "${tmpdir}/small")" ]; then
+			echo "full disk: left $(ls -A "${tmpdir}/small") behind"
+			err=1
+		fi
+		umount "${tmpdir}/small"
+	fi
+	# --force through a symlink replaces its target and keeps the link.
+	echo keep > "${tmpdir}/target.dat"
+	ln -s target.dat "${tmpdir}/link.dat"
+	if ! perf data convert -i "${tmpdir}/perf.data" --force \
+		--to-trace-dat "${tmpdir}/link.dat" 2>/dev/null ||
+	   [ ! -L "${tmpdir}/link.dat" ] ||
+	   ! trace-cmd report "${tmpdir}/target.dat" >/dev/null 2>&1; then
+		echo "--force through a symlink: link or target not kept"
+		err=1
+	fi
 	echo keep > "${tmpdir}/exists.dat"
 	expect_fail "output exists" "" \
 		-i "${tmpdir}/perf.data" --to-trace-dat "${tmpdir}/exists.dat"
@@ -936,6 +1039,7 @@ test_aux_lost || err=1
 test_too_big || err=1
 test_compressed_input || err=1
 test_synthetic || err=1
+test_no_tracing_data || err=1
 test_task_names || err=1
 test_kallsyms || err=1
 test_tod || err=1
