@@ -5,7 +5,8 @@
 #  3. rig/armv9/run.sh (real Armv9/FVP only) refuses with exit 2 here, where
 #     there is no cs_etm PMU; rig/armv9/lint.sh (make armv9-lint) passes;
 #  4. `make vm` fails on a guest whose dmesg has a WARN or a lockdep report,
-#     passes a clean guest and returns a failing guest command's status;
+#     passes a clean guest and returns a failing guest command's status, and
+#     runs from a checkout under /tmp;
 #  5. make perf-suite's verdict (fake perf binaries): a test the series fails
 #     alone too is a regression, one that fails alone with both perfs is
 #     flaky and not counted, one that fails only in the suite is counted;
@@ -84,6 +85,20 @@ t "make vm fails a guest that WARNs" fail bash rig/vm.sh x86_64 "insmod $ko what
 t "make vm fails a guest with a lockdep report" fail bash rig/vm.sh x86_64 "insmod $ko what=lockdep"
 grep -q 'circular locking dependency' "$OUT/vm-x86_64/dmesg.txt" && lockdep_seen=0 || lockdep_seen=1
 t "  ... and the lockdep report is what failed it" 0 test "$lockdep_seen" = 0
+# A checkout under /tmp, which the x86_64 guest covers with its own tmpfs: the
+# guest command runs in the checkout's directory and writes to its out/.
+tmp_checkout() {
+	local d rc=0
+	d=$(mktemp -d /tmp/rig-selftest.XXXXXX)
+	cp -a "$RIG_TOP/rig" "$d/rig"
+	env -u OUT BUILD="$BUILD" bash "$d/rig/vm.sh" x86_64 \
+		"[ \"\$(pwd)\" = $d ] && [ -f rig/guest/init ] && echo in-checkout >out/from-guest" || rc=$?
+	echo "guest wrote: $(cat "$d/out/from-guest" 2>/dev/null)"
+	[ "$rc" = 0 ] && [ "$(cat "$d/out/from-guest" 2>/dev/null)" = in-checkout ] || rc=1
+	rm -rf "$d"
+	return "$rc"
+}
+t "make vm runs from a checkout under /tmp (cwd and out/ in the guest)" 0 tmp_checkout
 
 # 5. perf-suite's verdict, with fake perfs that print `perf test` lines: a
 #    test "Flaky thing" and the project's shell tests, all Ok unless
