@@ -28,7 +28,9 @@ build_in() {
 	local o=$1
 	mkdir -p "$o"
 	info "building $(git -C "$src" describe --always --tags 2>/dev/null || echo "$src") tools/perf into ${o#"$RIG_TOP"/} (log: ${o#"$RIG_TOP"/}/build.log)"
-	if ! cpu_lock make -C "$src/tools/perf" O="$o" NO_RUST=1 NO_SHELLCHECK=1 BUILD_BPF_SKEL=0 \
+	# The host's perf: not the ARCH of `make run ARCH=arm64`, which a
+	# recipe's make passes down in MAKEFLAGS (the -j is explicit).
+	if ! cpu_lock env -u ARCH -u MAKEFLAGS -u MAKELEVEL make -C "$src/tools/perf" O="$o" NO_RUST=1 NO_SHELLCHECK=1 BUILD_BPF_SKEL=0 \
 		NO_LIBPYTHON=1 CORESIGHT=1 CC="ccache gcc" \
 		-j"$(nproc)" >"$o/build.log" 2>&1; then
 		tail -40 "$o/build.log" >&2

@@ -41,6 +41,7 @@
 #include <linux/zalloc.h>
 #include <internal/lib.h>
 
+#include "util/auxtrace.h"
 #include "util/debug.h"
 #include "util/env.h"
 #include "util/event.h"
@@ -78,6 +79,7 @@ struct convert_trace_dat {
 	struct tdw		*w;
 	struct tdw_opts		wopts;
 	bool			synthetic;
+	struct itrace_synth_opts itrace_opts;	/* .set, nothing synthesized */
 	bool			user_maps;	/* callchains are resolved */
 	void			*tracing_data;
 	size_t			tracing_data_size;
@@ -148,7 +150,8 @@ static const char * const synth_fields[SYNTH_MAX] = {
 	" 0x1, \"TRUNCATED\" }, {"
 	" 0x2, \"OVERWRITE\" }, {"
 	" 0x4, \"PARTIAL\" }, {"
-	" 0x8, \"COLLISION\" })\n",
+	" 0x8, \"COLLISION\" }, {"
+	" 0x100, \"CORESIGHT_RAW\" })\n",
 };
 
 /* ftrace clock matching the perf clock of the recording. */
@@ -1360,6 +1363,7 @@ int trace_dat_convert__perf2dat(const char *_input_name, const char *output_name
 	c.tool.feature		= perf_event__process_feature;
 	c.tool.finished_round	= process_finished_round;
 	c.tool.ordering_requires_timestamps = true;
+	c.itrace_opts.set = true;
 	/*
 	 * Callchains are converted as the record has them: samples need not
 	 * wait for their deferred user part.
@@ -1408,6 +1412,12 @@ again:
 		goto err;
 	}
 	c.session = session;
+	/*
+	 * AUX area decoders (cs_etm, intel_pt...) read their options from
+	 * the session: synthesize nothing from the trace, only its
+	 * PERF_RECORD_AUX records become perf:aux events.
+	 */
+	session->itrace_synth_opts = &c.itrace_opts;
 	/* The idle task, as perf names it (trace-cmd shows <idle>). */
 	if (set_comm(&c, 0, "swapper")) {
 		pr_err("%s: out of memory\n", _input_name);
