@@ -69,24 +69,14 @@
 #define SYS_pidfd_getfd 438
 #endif
 
+#include "flow.h"
+
 #define REC_SIZE	64
 #define AUX_PAGES	256
 #define DATA_PAGES	16
 #define MAX_FDS		64
 #define MAX_CHILD	16
 #define TRIES		10
-
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("cs-etm-flow: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
 
 static uint64_t now_ms(void)
 {
@@ -110,16 +100,6 @@ static void sleep_ms(long ms)
 
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
-}
-
-static void pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
-		die("sched_setaffinity(%d): %s", cpu, strerror(errno));
 }
 
 static const char *dir;
@@ -200,14 +180,17 @@ static void *forker(void *arg)
 
 	stage_wait("stage1", 120);
 	sh->rotate = 1;
+	flow_fork_begin();
 	for (i = 0; i < work_nchild; i++) {
 		child[i] = fork();
 		if (child[i] < 0)
 			die("fork: %s", strerror(errno));
 		if (!child[i])
 			child_loop(sh);
+		flow_forked();
 		snprintf(pids + strlen(pids), sizeof(pids) - strlen(pids), "%d\n", child[i]);
 	}
+	flow_fork_end();
 	/* Each child has run and traced; from now on one keeps CPU */
 	while (__atomic_load_n(&sh->running, __ATOMIC_ACQUIRE) < work_nchild) {
 		if (waitpid(-1, &st, WNOHANG) > 0)
@@ -623,6 +606,7 @@ static int ctl(int cpu, int perf_pid, const char *out)
 
 int main(int argc, char **argv)
 {
+	flow_name = "cs-etm-flow";
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc == 5 && !strcmp(argv[1], "work")) {
 		dir = argv[2];

@@ -31,7 +31,9 @@
  *	or perf stopped it (S in the log: the fix); if the task was switched
  *	out first (D), nothing could show either way, so P goes back to A
  *	and it tries again.
- *	"ctl: try N: ..." lines say what happened.
+ *	"ctl: try N: ..." lines say what happened. Exit 2: the scenario
+ *	could not be set up (no child wrote into A, no try conclusive), and
+ *	rig/run/guest.sh runs it again.
  *
  * The scenario without perf is the kselftest
  * tools/testing/selftests/perf_events/aux_set_output.c.
@@ -56,6 +58,7 @@
 #include <unistd.h>
 
 #include "swaux_abi.h"
+#include "flow.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
@@ -68,34 +71,12 @@
 #define DATA_PAGES	64
 #define MAX_EVENTS	256
 
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("swaux-flow: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
-
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-static void pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
-		die("sched_setaffinity(%d): %s", cpu, strerror(errno));
 }
 
 static void stage_path(char *buf, size_t len, const char *dir, int n)
@@ -161,6 +142,7 @@ static int work(const char *dir, int cpu, int nchild, int ms)
 	 */
 	pin(cpu ? 0 : 1);
 	stage_wait(dir, 1, 0);
+	flow_fork_begin();
 	for (i = 0; i < nchild; i++) {
 		pid_t pid = fork();
 
@@ -182,7 +164,9 @@ static int work(const char *dir, int cpu, int nchild, int ms)
 			spin_for((uint64_t)ms * 1000000ull);
 			_exit(0);
 		}
+		flow_forked();
 	}
+	flow_fork_end();
 	/* Let the children start tracing into A */
 	usleep(100000);
 	stage_set(dir, 2);
@@ -608,6 +592,22 @@ static enum try_result judge_try(int cpu, unsigned long long since, uint64_t t0,
 
 #define MAX_TRIES	20
 
+/*
+ * The scenario could not be set up this time (no child wrote into A, or
+ * each try was inconclusive): exit 2, and rig/run/guest.sh runs it again.
+ */
+static void unsettled(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("swaux-flow: not settled: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(2);
+}
+
 /* The scenario on P: -> A, fork, -> B while a child's transaction is open on A */
 static uint64_t scenario(const char *dir, int cpu, int p_fd, struct auxbuf *a, int b_fd,
 			 const char *b_name)
@@ -626,14 +626,14 @@ static uint64_t scenario(const char *dir, int cpu, int p_fd, struct auxbuf *a, i
 	stage_wait(dir, 2, 0);
 	a_id = auxbuf_wait_id(a);
 	if (!a_id)
-		die("no record reached A within 60 s: the children do not trace");
+		unsettled("no record reached A within 60 s: the children do not trace");
 	dump_state("forked");
 	for (try = 1; ; try++) {
 		unsigned long long n = wait_writer(a, cpu, p_id, a_id);
 
 		if (!n)
-			die("no inherited writer of P on cpu %d programmed with A (buf_id %u) within 20 s",
-			    cpu, a_id);
+			unsettled("no inherited writer of P on cpu %d programmed with A (buf_id %u) within 20 s",
+				  cpu, a_id);
 		/* The entry that opened the transaction, and what follows */
 		write_log_since(n - 1);
 		t0 = now_ns();
@@ -643,7 +643,7 @@ static uint64_t scenario(const char *dir, int cpu, int p_fd, struct auxbuf *a, i
 		if (r != TRY_AGAIN)
 			break;
 		if (try == MAX_TRIES)
-			die("%d tries, none conclusive", try);
+			unsettled("%d tries, none conclusive", try);
 		redirect(p_fd, a->fd, "A (again)");
 	}
 	printf("ctl: redirect %s after %d tries\n",
@@ -687,6 +687,7 @@ static int ctl(const char *dir, int cpu, int perf_pid, const char *out)
 
 int main(int argc, char **argv)
 {
+	flow_name = "swaux-flow";
 	if (argc == 6 && !strcmp(argv[1], "work"))
 		return work(argv[2], atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
 	if (argc == 6 && !strcmp(argv[1], "ctl"))
