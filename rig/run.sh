@@ -105,7 +105,7 @@ val() { echo "$1" | sed -n "s/.* $2=\([0-9]*\).*/\1/p"; }
 # judge_arm64 DIR: one boot of the cs_etm flow (DIR/vm.log, DIR/vm/...);
 # sets bad, prints the report (one line with RUNS > 1).
 judge_arm64() {
-	local d=$1 ctl seqs verdict_line splat="" in_driver="" ks
+	local d=$1 ctl seqs="" verdict_line="" splat="" in_driver="" ks
 	ctl=$(g '^ctl: A records=' "$d/vm.log")
 	# A kernel report: the bug shown through the driver if its report or
 	# backtrace is in the TRBE/CoreSight driver or perf's AUX code.
@@ -124,8 +124,14 @@ judge_arm64() {
 	if [ -z "$in_driver" ]; then
 		[ -n "$ctl" ] || bad="$bad no-controller-summary"
 		[ "$(val "$ctl" records)" -gt 0 ] 2>/dev/null || bad="$bad scenario-not-exercised(A-empty)"
-		[ "$(val "$ctl" conclusive)" = 1 ] || bad="$bad not-exercised(a-child-was-switched-out-in-every-try)"
-		[ "$(val "$ctl" after_redirect)" = 0 ] || bad="$bad records-in-A-after-redirect=$(val "$ctl" after_redirect)"
+		# A record in A after the ioctl returned is the bug, switch or
+		# not (a child switched in again begins on P's new buffer);
+		# none proves something only if no child was switched out.
+		if [ "$(val "$ctl" after_redirect)" != 0 ]; then
+			bad="$bad records-in-A-after-redirect=$(val "$ctl" after_redirect)"
+		elif [ "$(val "$ctl" conclusive)" != 1 ]; then
+			bad="$bad not-exercised(a-child-was-switched-out-in-every-try)"
+		fi
 		[ "$(val "$ctl" invalid)$(val "$ctl" other_cpu)" = 00 ] || bad="$bad bad-records-in-A"
 	fi
 	if [ -s "$d/vm/files/perf.data" ]; then

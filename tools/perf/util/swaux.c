@@ -658,6 +658,21 @@ static void swaux_invalid(struct swaux_queue *q, u64 pos)
 	q->invalid++;
 }
 
+/*
+ * The last block of a chunk that ends inside it: padding (0x70) up to
+ * where the AUX data ended, then the zeroes perf pads PERF_RECORD_AUXTRACE
+ * with (to 8 bytes). The TRBE driver pads to odd lengths when the buffer
+ * is nearly full (__trbe_normal_offset()); the next chunk starts there.
+ */
+static bool swaux_ete_tail_padding(const unsigned char *p)
+{
+	size_t i = 0;
+
+	while (i < SWAUX_REC && p[i] == 0x70)
+		i++;
+	return i && SWAUX_REC - i < 8 && swaux_all_zero(p + i, SWAUX_REC - i);
+}
+
 static int swaux_scan_ete(struct swaux *sw, struct swaux_queue *q,
 			  const unsigned char *data, size_t size, u64 offset)
 {
@@ -699,6 +714,11 @@ static int swaux_scan_ete(struct swaux *sw, struct swaux_queue *q,
 			q->padding++;
 			break;
 		default:
+			if (pos + SWAUX_REC == size &&
+			    swaux_ete_tail_padding(data + pos)) {
+				q->padding++;
+				break;
+			}
 			swaux_invalid(q, offset + pos);
 			if (dump_trace)
 				printf(". swaux ete 0x%" PRIx64 ": invalid\n", offset + pos);
