@@ -17,7 +17,7 @@ CHECK_STAGES := deps tree kernel-x86_64 kernel-arm64 qemu rig-selftest lint
 
 help:
 	@echo 'Main commands:'
-	@echo '  make run                  build the patched kernel, boot it in QEMU, run the flow'
+	@echo '  make run [ARCH=x86_64]    build the patched kernel, boot it in QEMU, record under redirection (default: arm64, cs_etm on the emulated TRBE)'
 	@echo '  make check                every test (what CI runs); ends with "N passed, N failed"'
 	@echo 'Building blocks:'
 	@echo '  make deps                 apt-get install what the rig needs (idempotent)'
@@ -60,8 +60,12 @@ kernel-x86_64 kernel-arm64: kernel-%:
 vm-x86_64 vm-arm64: vm-%:
 	@bash rig/vm-smoke.sh $*
 
+# make run: the emulated Armv9 CPU (perf record -e cs_etm//u through the real
+# TRBE and ETE drivers) unless ARCH is given; ARCH=x86_64 is the software AUX
+# PMU flow.
+RUN_ARCH := $(if $(filter command line environment,$(origin ARCH)),$(ARCH),arm64)
 run:
-	@bash rig/run.sh
+	@ARCH=$(RUN_ARCH) bash rig/run.sh
 
 check:
 	@bash rig/check.sh $(CHECK_STAGES)

@@ -25,7 +25,7 @@
 # exit 0 if every run found nothing, 3 if every run found misplaced data, 1
 # otherwise (mixed results: the A/B would depend on chance).
 . "$(dirname "$0")/lib.sh"
-arch=${ARCH:-x86_64}
+arch=${ARCH:-arm64}
 arch_check "$arch"
 base=${BASE:-0}
 case "$base" in 1|y|yes) base=1 ;; *) base=0 ;; esac
