@@ -175,11 +175,11 @@ judge_arm64() {
 	echo "==== make run: $kind kernel, $arch (emulated Armv9: TRBE and ETE drivers, perf record -e cs_etm//u) ===="
 	grep -h '^RUN: kernel' "$d/vm.log" | sed 's/^RUN: /kernel:     /'
 	echo "sinks:      $(sed -n 's/^RUN: cs_etm sink //p' "$d/vm.log" | tr '\n' ' ')"
-	{ grep -h '^ctl: try ' "$d/vm.log" || true; } | sed 's/^ctl: /redirect:   /'
+	{ grep -h '^ctl: ' "$d/vm.log" | grep -v '^ctl: A records=' || true; } | sed 's/^ctl: /redirect:   /'
 	echo "A (ctl):    ${ctl#ctl: A }"
 	if [ -s "$d/perf.data" ]; then
 		echo "perf.data:  ${d#"$RIG_TOP"/}/perf.data ($(stat -c %s "$d/perf.data") bytes)"
-		echo "perf record: $(sed -n 's/^  record: \[ perf record: Captured/Captured/p' "$d/vm.log" | head -1)"
+		echo "perf record: $(sed -n 's/^  record: \[ perf record: \(Captured.*\) \]$/\1/p' "$d/vm.log" | head -1)"
 		echo "B (perf):"
 		{ grep -h '^swaux: buffer' "$d/check.txt" || true; } | sed 's/^swaux: /  /'
 		echo "A vs B:     ${seqs#ete-seqs: }"
