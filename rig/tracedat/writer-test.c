@@ -24,9 +24,11 @@
 #include <byteswap.h>
 #include <errno.h>
 #include <stdio.h>
+#include <sys/mman.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "util/trace-dat-writer.h"
 
@@ -308,6 +310,105 @@ static int reorder(const char *endian, int lsize, const char *in_order,
 	return 0;
 }
 
+/*
+ * Crafted tracing data, each in a heap block of its exact size (ASan sees
+ * a read past it): a page size of 2 GiB and one that is not a power of two
+ * are refused; a format file that ends right after "ID: <digits>", with no
+ * NUL or newline after them, is parsed without reading past the data; the
+ * empty tracing data of a recording without tracepoints is accepted, in
+ * both byte orders and long sizes.
+ */
+static int crafted(void)
+{
+	static const char tail_fmt[] = "name: t\nID: 4242";
+	struct tdw_opts opts = { .clock = "perf", .tmpdir = "/tmp", .nr_cpus = 1,
+				 .version = 7 };
+	unsigned int bad_page[] = { 0x80000000u, 4096 + 64 };
+	int fail = 0, be, ls;
+	unsigned char *b;
+	struct tdw *w;
+	size_t n;
+
+	for (unsigned int i = 0; i < 2; i++) {
+		unsigned int v = bad_page[i];
+
+		blen = 0;
+		tracing_data(0, 8);
+		memcpy(blob + 16, &v, 4);	/* magic (10), "0.6" (4), endian, long */
+		b = malloc(blen);
+		memcpy(b, blob, blen);
+		w = tdw__new(b, blen, &opts);
+		if (w) {
+			printf("crafted: page size %#x accepted\n", v);
+			fail++;
+			tdw__delete(w);
+		}
+		free(b);
+	}
+
+	/* Header, then one system whose only format ends the data. */
+	blen = 0;
+	swap = 0;
+	put("\027\010\104tracing0.6", 14);
+	blob[blen++] = 0;
+	blob[blen++] = 8;
+	put32(4096);
+	{
+		char header_page[512];
+
+		snprintf(header_page, sizeof(header_page), header_page_fmt, 8, 16, 4096 - 16);
+		put("header_page", 12);
+		put_file64(header_page);
+	}
+	put("header_event", 13);
+	put_file64(header_event);
+	put32(0);
+	put32(1);
+	put("t", 2);
+	put32(1);
+	put64(strlen(tail_fmt));
+	put(tail_fmt, strlen(tail_fmt));
+	/*
+	 * The data ends at a page that cannot be read: a parser that reads
+	 * past it (strtoul() over the ID, which ASan does not check) faults.
+	 */
+	{
+		long pg = sysconf(_SC_PAGESIZE);
+		unsigned char *m = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
+					MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (m == MAP_FAILED || mprotect(m + pg, pg, PROT_NONE)) {
+			printf("crafted: mmap: %s\n", strerror(errno));
+			return 1;
+		}
+		b = m + pg - blen;
+		memcpy(b, blob, blen);
+		w = tdw__new(b, blen, &opts);	/* truncated: no kallsyms size */
+		if (w) {
+			printf("crafted: data that ends inside the formats accepted\n");
+			fail++;
+			tdw__delete(w);
+		}
+		munmap(m, 2 * pg);
+	}
+
+	for (be = 0; be < 2; be++) {
+		for (ls = 4; ls <= 8; ls += 4) {
+			b = tdw__empty_tracing_data(be, ls, &n);
+			w = b ? tdw__new(b, n, &opts) : NULL;
+			if (!w || tdw__file_bigendian(w) != be || tdw__long_size(w) != ls) {
+				printf("crafted: empty tracing data %s long %d refused\n",
+				       be ? "be" : "le", ls);
+				fail++;
+			}
+			tdw__delete(w);
+			free(b);
+		}
+	}
+	printf("crafted: %s\n", fail ? "FAIL" : "ok");
+	return !!fail;
+}
+
 int main(int argc, char **argv)
 {
 	struct tdw_opts opts = { .clock = "perf", .tmpdir = "/tmp", .nr_cpus = 2 };
@@ -322,12 +423,15 @@ int main(int argc, char **argv)
 		return peak_rss(argv[2], atoi(argv[3]), argv[4]);
 	if (argc == 6 && !strcmp(argv[1], "reorder"))
 		return reorder(argv[2], atoi(argv[3]), argv[4], argv[5]);
+	if (argc == 2 && !strcmp(argv[1], "crafted"))
+		return crafted();
 	if (argc != 7) {
 		fprintf(stderr,
 			"usage: %s <le|be> <4|8> <6|7> <none|zstd|zlib> <out.dat> <expected.txt>\n"
 			"       %s rss <none|zstd|zlib> <MB> <out.dat>\n"
-			"       %s reorder <le|be> <4|8> <in-order.dat> <late.dat>\n",
-			argv[0], argv[0], argv[0]);
+			"       %s reorder <le|be> <4|8> <in-order.dat> <late.dat>\n"
+			"       %s crafted\n",
+			argv[0], argv[0], argv[0], argv[0]);
 		return 2;
 	}
 	/*

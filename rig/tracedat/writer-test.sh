@@ -6,7 +6,8 @@
 # version (6, 7) and compression trace-cmd can read: each event's time,
 # CPU, pid and fields, the large events, TIME_EXTENDs and the page marked
 # after lost events.  Then the peak RSS of the writer for 8 and 64 MB of
-# events, per compression: it must not grow with the input.
+# events, per compression: it must not grow with the input. Then crafted
+# tracing data (writer-test crafted, under ASan).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -166,5 +167,16 @@ for comp in $comps; do
 	fi
 	rm -f "$work/$name.dat"
 done
+# Crafted tracing data: refused or parsed within its bounds (ASan), and the
+# writer's own tracing data for a recording without tracepoints.
+if "$work/writer-test" crafted >"$work/crafted.txt" 2>&1; then
+	pass=$((pass + 1))
+	echo "tracedat-unit: PASS crafted (page size 2 GiB and 4160 refused, a format that ends the data, empty tracing data le/be long 4/8)"
+else
+	fail=$((fail + 1))
+	echo "tracedat-unit: FAIL crafted:"
+	head -20 "$work/crafted.txt"
+fi
+
 echo "tracedat-unit: $pass passed, $fail failed ($(( $(date +%s) - t0 )) s)"
 [ "$fail" = 0 ]
