@@ -102,6 +102,31 @@ fi
 g() { grep -m1 "$1" "$2" 2>/dev/null || true; }
 val() { echo "$1" | sed -n "s/.* $2=\([0-9]*\).*/\1/p"; }
 
+# host_trace_dat DIR: DIR/perf.data -> DIR/trace.dat (--all), trace-cmd
+# report, a KernelShark screenshot; sets ks.
+host_trace_dat() {
+	local d=$1
+	info "converting perf.data to trace.dat"
+	"$PERF" data convert -i "$d/perf.data" --to-trace-dat="$d/trace.dat" --force --all \
+		>"$d/convert.log" 2>&1 || { cat "$d/convert.log" >&2; die "perf data convert --to-trace-dat failed"; }
+	trace-cmd report -i "$d/trace.dat" >"$d/trace-cmd.txt" 2>"$d/trace-cmd.err" ||
+		{ tail "$d/trace-cmd.err" >&2; die "trace-cmd report failed on ${d#"$RIG_TOP"/}/trace.dat"; }
+	if bash rig/tracedat/kernelshark.sh "$PERF" "$d" "$d/trace.dat" >"$d/kernelshark.out" 2>&1; then
+		ks=${d#"$RIG_TOP"/}/kernelshark.png
+	else
+		ks="failed (see ${d#"$RIG_TOP"/}/kernelshark.out)"
+	fi
+}
+
+# trace_cmd_summary DIR: the report's lines of trace-cmd's output.
+trace_cmd_summary() {
+	local d=$1
+	echo "trace-cmd:  $(grep -c . "$d/trace-cmd.txt" || true) lines; by event:" \
+		"$(awk '{for (i = 1; i <= NF; i++) if ($i ~ /^[a-z_]+:$/ && i > 3) { print $i; break } }' "$d/trace-cmd.txt" |
+			sort | uniq -c | sort -rn | head -6 | awk '{printf "%s %s  ", $2, $1}')"
+	echo "trace.dat:  ${d#"$RIG_TOP"/}/trace.dat"
+}
+
 # judge_arm64 DIR: one boot of the cs_etm flow (DIR/vm.log, DIR/vm/...);
 # sets bad, prints the report (one line with RUNS > 1).
 judge_arm64() {
@@ -157,20 +182,8 @@ judge_arm64() {
 		return 0
 	fi
 	ks="not taken"
-	if [ -s "$d/perf.data" ]; then
-		# Host half: trace.dat (perf:aux records: the file has no
-		# tracepoints), trace-cmd, KernelShark.
-		info "converting perf.data to trace.dat"
-		"$PERF" data convert -i "$d/perf.data" --to-trace-dat="$d/trace.dat" --force --all \
-			>"$d/convert.log" 2>&1 || { cat "$d/convert.log" >&2; die "perf data convert --to-trace-dat failed"; }
-		trace-cmd report -i "$d/trace.dat" >"$d/trace-cmd.txt" 2>"$d/trace-cmd.err" ||
-			{ tail "$d/trace-cmd.err" >&2; die "trace-cmd report failed on ${d#"$RIG_TOP"/}/trace.dat"; }
-		if bash rig/tracedat/kernelshark.sh "$PERF" "$d" "$d/trace.dat" >"$d/kernelshark.out" 2>&1; then
-			ks=${d#"$RIG_TOP"/}/kernelshark.png
-		else
-			ks="failed (see ${d#"$RIG_TOP"/}/kernelshark.out)"
-		fi
-	fi
+	# Host half: trace.dat (perf:aux records: the file has no tracepoints).
+	[ ! -s "$d/perf.data" ] || host_trace_dat "$d"
 	echo
 	echo "==== make run: $kind kernel, $arch (emulated Armv9: TRBE and ETE drivers, perf record -e cs_etm//u) ===="
 	grep -h '^RUN: kernel' "$d/vm.log" | sed 's/^RUN: /kernel:     /'
@@ -184,10 +197,7 @@ judge_arm64() {
 		{ grep -h '^swaux: buffer' "$d/check.txt" || true; } | sed 's/^swaux: /  /'
 		echo "A vs B:     ${seqs#ete-seqs: }"
 		echo "perf:       ${verdict_line:-no swaux verdict line}"
-		echo "trace-cmd:  $(grep -c . "$d/trace-cmd.txt" || true) lines; by event:" \
-			"$(awk '{for (i = 1; i <= NF; i++) if ($i ~ /^[a-z_]+:$/ && i > 3) { print $i; break } }' "$d/trace-cmd.txt" |
-				sort | uniq -c | sort -rn | head -6 | awk '{printf "%s %s  ", $2, $1}')"
-		echo "trace.dat:  ${d#"$RIG_TOP"/}/trace.dat"
+		trace_cmd_summary "$d"
 	fi
 	if [ -n "$splat" ]; then
 		echo "kernel:     $splat"
@@ -226,19 +236,9 @@ judge_x86() {
 		echo "$(basename "$d"): $(g '^ctl: redirect ' "$d/vm.log" | sed 's/^ctl: //'); A: ${ctl#ctl: A }; perf: ${verdict_line#swaux: verdict: }; module mismatches=${mism:-?}${lost:+; $lost}"
 		return 0
 	fi
-	# Host half: convert (--all: perf's AUX records and samples as perf:*
-	# events beside the sched tracepoints), trace-cmd, KernelShark.
-	info "converting perf.data to trace.dat"
-	"$PERF" data convert -i "$d/perf.data" --to-trace-dat="$d/trace.dat" --force --all \
-		>"$d/convert.log" 2>&1 || { cat "$d/convert.log" >&2; die "perf data convert --to-trace-dat failed"; }
-	trace-cmd report -i "$d/trace.dat" >"$d/trace-cmd.txt" 2>"$d/trace-cmd.err" ||
-		{ tail "$d/trace-cmd.err" >&2; die "trace-cmd report failed on ${d#"$RIG_TOP"/}/trace.dat"; }
-	ks="not taken"
-	if bash rig/tracedat/kernelshark.sh "$PERF" "$d" "$d/trace.dat" >"$d/kernelshark.out" 2>&1; then
-		ks=${d#"$RIG_TOP"/}/kernelshark.png
-	else
-		ks="failed (see ${d#"$RIG_TOP"/}/kernelshark.out)"
-	fi
+	# Host half: trace.dat (--all: perf's AUX records and samples as
+	# perf:* events beside the sched tracepoints).
+	host_trace_dat "$d"
 
 	echo
 	echo "==== make run: $kind kernel, $arch ===="
@@ -257,10 +257,7 @@ judge_x86() {
 	{ grep -h '^swaux: gap' "$d/report-D.txt" || true; } | head -10 | sed 's/^swaux: /  /'
 	echo "perf:       ${verdict_line:-no swaux verdict line}"
 	echo "module:     mismatches=${mism:-?}"
-	echo "trace-cmd:  $(grep -c . "$d/trace-cmd.txt" || true) lines; by event:" \
-		"$(awk '{for (i = 1; i <= NF; i++) if ($i ~ /^[a-z_]+:$/ && i > 3) { print $i; break } }' "$d/trace-cmd.txt" |
-			sort | uniq -c | sort -rn | head -6 | awk '{printf "%s %s  ", $2, $1}')"
-	echo "trace.dat:  ${d#"$RIG_TOP"/}/trace.dat"
+	trace_cmd_summary "$d"
 	echo "KernelShark screenshot: $ks"
 }
 
