@@ -884,21 +884,6 @@ static int process_finished_round(const struct perf_tool *tool,
 	return 0;
 }
 
-/* AUX area decoders need the ordered queue. */
-static int process_auxtrace_info(const struct perf_tool *tool,
-				 struct perf_session *session,
-				 union perf_event *event)
-{
-	struct convert_trace_dat *c =
-		container_of(tool, struct convert_trace_dat, tool);
-
-	if (c->percpu) {
-		percpu_stop(c, "AUX area tracing", 0);
-		return 0;
-	}
-	return perf_event__process_auxtrace_info(tool, session, event);
-}
-
 /*
  * Pipe mode: the tracing data follows the event in the stream.  Keep a
  * copy and let perf parse it from a memfd as if it came from the pipe.
@@ -1356,8 +1341,13 @@ int trace_dat_convert__perf2dat(const char *_input_name, const char *output_name
 	c.tool.tracing_data	= process_tracing_data;
 	c.tool.build_id		= perf_event__process_build_id;
 	c.tool.id_index		= perf_event__process_id_index;
-	c.tool.auxtrace_info	= process_auxtrace_info;
-	c.tool.auxtrace		= perf_event__process_auxtrace;
+	/*
+	 * The AUX area data is not decoded (perf_tool__init()'s stubs skip
+	 * it): only its PERF_RECORD_AUX records become perf:aux events. A
+	 * decoder would synthesize nothing here, and one that checks the
+	 * data (swaux) would fail the conversion of a recording whose AUX
+	 * data is bad.
+	 */
 	c.tool.event_update	= perf_event__process_event_update;
 	c.tool.attr		= perf_event__process_attr;
 	c.tool.feature		= perf_event__process_feature;
