@@ -918,7 +918,7 @@ expect_message()
 
 test_bad_input()
 {
-	local size
+	local size free left
 
 	echo "Testing bad input"
 	size=$(stat -c %s "${tmpdir}/perf.data")
@@ -946,12 +946,21 @@ test_bad_input()
 		chmod 000 "${tmpdir}/unreadable.data"
 		expect_message "unreadable input" "Permission denied" "${tmpdir}/bad6.dat" \
 			-i "${tmpdir}/unreadable.data" --to-trace-dat "${tmpdir}/bad6.dat"
-	elif mkdir "${tmpdir}/small" &&
-	     mount -t tmpfs -o size=64k tmpfs "${tmpdir}/small" 2>/dev/null; then
-		expect_message "full disk" "No space left on device" "" \
+	elif [ -s "${tmpdir}/v7.dat" ] && mkdir "${tmpdir}/small" &&
+	     mount -t tmpfs -o size=1m tmpfs "${tmpdir}/small" 2>/dev/null; then
+		# Leave half of what this conversion writes (at least a page)
+		# free, whatever the size of the recording: the write fails
+		# part way through the output.
+		free=$(( $(stat -c %s "${tmpdir}/v7.dat") / 2 / 4096 * 4096 ))
+		[ "${free}" -ge 4096 ] || free=4096
+		dd if=/dev/zero of="${tmpdir}/small/.fill" bs=4096 \
+		   count=$(( (1048576 - free) / 4096 )) 2>/dev/null
+		expect_message "full disk (${free} bytes free)" \
+			"No space left on device" "" \
 			-i "${tmpdir}/perf.data" --to-trace-dat "${tmpdir}/small/bad.dat"
-		if [ -n "$(ls -A "${tmpdir}/small")" ]; then
-			echo "full disk: left $(ls -A "${tmpdir}/small") behind"
+		left=$(ls -A "${tmpdir}/small" | grep -vx '.fill')
+		if [ -n "${left}" ]; then
+			echo "full disk: left ${left} behind"
 			err=1
 		fi
 		umount "${tmpdir}/small"
