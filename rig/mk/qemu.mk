@@ -34,6 +34,16 @@ cs-etm:
 
 CHECK_STAGES += cs-etm
 
+# make cs-etm-perf-test: make cs-etm, and perf's own CoreSight shell tests
+# (perf test coresight) in the same boot, listed, not asserted.
+.PHONY: cs-etm-perf-test
+EXTRA_HELP += '  make cs-etm-perf-test     make cs-etm + perf test coresight in the guest (results listed in out/cs-etm/perf-test.log)'
+
+cs-etm-perf-test:
+	@$(MAKE) --no-print-directory kernel-arm64
+	@$(MAKE) --no-print-directory perf
+	@CS_ETM_PERF_TEST=1 bash rig/qemu/cs-etm.sh
+
 # make qemu-bench: the guest-time cost of the model (trace on vs off), ratios of
 # medians within one run; not part of make check.
 .PHONY: qemu-bench

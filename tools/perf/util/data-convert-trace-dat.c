@@ -34,6 +34,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 
 #include <linux/compiler.h>
 #include <linux/err.h>
@@ -81,6 +82,7 @@ struct convert_trace_dat {
 	bool			synthetic;
 	struct itrace_synth_opts itrace_opts;	/* .set, nothing synthesized */
 	bool			user_maps;	/* callchains are resolved */
+	bool			this_machine;	/* recorded where it converts */
 	void			*tracing_data;
 	size_t			tracing_data_size;
 	bool			synth_used[SYNTH_MAX];
@@ -1014,15 +1016,36 @@ static int kallsyms_map(struct map *map, void *data)
 }
 
 /*
+ * Whether the recording was made on the machine that converts it: the
+ * host name and kernel release in its header are this machine's.  Read
+ * before anything (symbol__init()) fills a missing release from uname().
+ */
+static bool recorded_here(struct perf_env *env)
+{
+	struct utsname uts;
+
+	return env->hostname && env->os_release && !uname(&uts) &&
+	       !strcmp(env->hostname, uts.nodename) &&
+	       !strcmp(env->os_release, uts.release);
+}
+
+/*
  * perf record stores no kallsyms in the tracing data.  When an event
  * format prints a symbol, write the symbols of the recording's kernel
  * map (kallsyms from the build-id cache, vmlinux or /proc/kallsyms, as
  * perf report finds them), so that %pS and %ps fields resolve in
  * trace-cmd.  Loading them takes longer than converting a small
  * recording, so not otherwise.
+ *
+ * Without the kernel's build-id (perf record -B --no-buildid-mmap, or a
+ * perf that wrote no build-ids) perf falls back to the /proc/kallsyms of
+ * the machine it runs on: only the recording's own machine may use it, a
+ * trace.dat with another kernel's symbols would resolve %pS fields
+ * wrongly and silently.
  */
 static void add_kallsyms(struct convert_trace_dat *c)
 {
+	struct perf_env *env = perf_session__env(c->session);
 	struct machine *machine = &c->session->machines.host;
 	struct map *kmap = machine__kernel_map(machine);
 	struct kallsyms_out out = { .kernel = kmap };
@@ -1031,8 +1054,13 @@ static void add_kallsyms(struct convert_trace_dat *c)
 
 	if (tdw__has_kallsyms(c->w) || !tdw__prints_symbols(c->w) || !kmap)
 		return;
-	if (symbol__init(perf_session__env(c->session)) < 0 ||
-	    map__load(kmap) < 0) {
+	if (!dso__has_build_id(map__dso(kmap)) && !c->this_machine) {
+		pr_warning("trace.dat: the recording has no kernel build-id and was made on another machine (%s, %s): kallsyms left empty, this machine's would be wrong\n",
+			   env->hostname ?: "unknown host",
+			   env->os_release ?: "unknown kernel");
+		return;
+	}
+	if (symbol__init(env) < 0 || map__load(kmap) < 0) {
 		pr_warning("trace.dat: no kernel symbols for the recording: kallsyms left empty\n");
 		return;
 	}
@@ -1438,6 +1466,7 @@ again:
 					&c.range_num) < 0)
 		goto err_session_delete;
 
+	c.this_machine = recorded_here(perf_session__env(session));
 	c.user_maps = false;
 	if (c.synthetic) {
 		struct evsel *evsel;

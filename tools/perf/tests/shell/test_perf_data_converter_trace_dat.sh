@@ -706,6 +706,57 @@ test_uname_version()
 
 # --tod: trace-cmd's timestamps are the wall clock times perf script --tod
 # prints for the same events.
+# Without the kernel's build-id (-B --no-buildid-mmap), kallsyms could
+# only come from this machine's /proc/kallsyms: right for a recording made
+# here, wrong for one made elsewhere (here: another host name, in a UTS
+# namespace).
+test_kallsyms_no_buildid()
+{
+	local n raw
+
+	echo "Testing kallsyms without a kernel build-id"
+	perf record -q -B --no-buildid-mmap -a -o "${tmpdir}/nobid.data" -e timer:hrtimer_start \
+		-- sh -c 'sleep 0.1; sleep 0.1' 2>"${tmpdir}/record.err"
+	convert -i "${tmpdir}/nobid.data" --to-trace-dat "${tmpdir}/nobid.dat" ||
+		return
+	n=$(trace-cmd report "${tmpdir}/nobid.dat" 2>/dev/null |
+		grep -c "hrtimer_start: .*function=hrtimer_wakeup" || true)
+	if [ "${n}" = 0 ]; then
+		echo "kallsyms: a recording made here without build-ids has no symbols"
+		err=1
+	fi
+	if ! unshare --uts true 2>/dev/null; then
+		echo "kallsyms: no UTS namespace (unshare --uts): the other-machine case is not run"
+		return
+	fi
+	unshare --uts sh -c 'hostname trace-dat-other-host &&
+		exec perf record -q -B --no-buildid-mmap -a -o "$1" -e timer:hrtimer_start \
+			-- sh -c "sleep 0.1; sleep 0.1"' sh "${tmpdir}/other.data" \
+		2>"${tmpdir}/record.err"
+	if ! perf data convert -i "${tmpdir}/other.data" \
+		--to-trace-dat "${tmpdir}/other.dat" 2>"${tmpdir}/other.err"; then
+		echo "kallsyms: the recording of another host did not convert:"
+		cat "${tmpdir}/other.err"
+		err=1
+		return
+	fi
+	if ! grep -q "made on another machine (trace-dat-other-host" \
+		"${tmpdir}/other.err"; then
+		echo "kallsyms: no warning that the other host's kallsyms are left empty:"
+		cat "${tmpdir}/other.err"
+		err=1
+	fi
+	trace-cmd report "${tmpdir}/other.dat" >"${tmpdir}/other.report" 2>/dev/null
+	n=$(grep -c "hrtimer_start: " "${tmpdir}/other.report" || true)
+	raw=$(grep -Ec "hrtimer_start: .*function=(0x)?[0-9a-f]{8,} " \
+		"${tmpdir}/other.report" || true)
+	if [ "${n}" = 0 ] || [ "${raw}" != "${n}" ]; then
+		echo "kallsyms: another host's recording: ${raw} of ${n} hrtimer_start events show an address, not this machine's symbols:"
+		grep -m3 "hrtimer_start:" "${tmpdir}/other.report"
+		err=1
+	fi
+}
+
 test_tod()
 {
 	echo "Testing --tod"
@@ -958,7 +1009,8 @@ test_bad_input()
 		expect_message "full disk (${free} bytes free)" \
 			"No space left on device" "" \
 			-i "${tmpdir}/perf.data" --to-trace-dat "${tmpdir}/small/bad.dat"
-		left=$(ls -A "${tmpdir}/small" | grep -vx '.fill')
+		rm -f "${tmpdir}/small/.fill"
+		left=$(ls -A "${tmpdir}/small")
 		if [ -n "${left}" ]; then
 			echo "full disk: left ${left} behind"
 			err=1
@@ -1051,6 +1103,7 @@ test_synthetic || err=1
 test_no_tracing_data || err=1
 test_task_names || err=1
 test_kallsyms || err=1
+test_kallsyms_no_buildid || err=1
 test_tod || err=1
 test_per_thread || err=1
 test_unknown_task || err=1
