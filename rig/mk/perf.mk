@@ -23,7 +23,8 @@ PERF_TESTS  += $(PERF_Z_TESTS)
 
 EXTRA_HELP += '  make perf [BASE=1]         perf from build/linux into build/perf (BASE=1: build/perf-base)' \
 	'  make perf-test [BASE=1]    perf shell tests (PERF_TESTS) with that perf, on the host' \
-	'  make perf-ab               perf -z, printk-format and push tests fail on the base perf, pass with the series' \
+	'  make perf-ab               perf -z, printk-format and push tests fail on the base perf, pass with the series; then make libperf-ab' \
+	'  make libperf-ab            libperf tests: perf_mmap__read_done() loses no event with the series, does with the base libperf' \
 	'  make perf-suite            whole perf test, base vs series perf: no new failure (slow, not in check)' \
 	'  make bench-record          perf record -z cost, base vs series: replayed compression (instructions, goal) and live runs'
 
@@ -45,6 +46,13 @@ PERF_TESTS  += $(PERF_PRINTK_TEST) $(PERF_PUSH_TEST)
 
 perf-ab:
 	rig/perf/ab.sh $(PERF_AB_TESTS)
+	@bash rig/perf/libperf-ab.sh
+
+# libperf's tests: the series' test_mmap_read_done fails with the base
+# libperf.so and passes with the series' (part of perf-ab)
+.PHONY: libperf-ab
+libperf-ab:
+	@bash rig/perf/libperf-ab.sh
 
 # Not a check stage: two full perf test runs under the CPU lock.
 perf-suite:

@@ -1323,12 +1323,282 @@ static void convert_signals(bool on)
 	convert_interrupted = 0;
 }
 
+/* The tool: what each kind of record becomes. */
+static void convert_tool_init(struct convert_trace_dat *c)
+{
+	perf_tool__init(&c->tool, /*ordered_events=*/true);
+	c->tool.sample		= process_sample_event;
+	c->tool.read		= process_other;
+	c->tool.callchain_deferred = process_other;
+	c->tool.mmap		= process_sideband;
+	c->tool.mmap2		= process_sideband;
+	c->tool.comm		= process_sideband;
+	c->tool.namespaces	= process_sideband;
+	c->tool.cgroup		= process_sideband;
+	c->tool.fork		= process_sideband;
+	c->tool.exit		= process_sideband;
+	c->tool.itrace_start	= process_sideband;
+	c->tool.aux_output_hw_id = process_sideband;
+	c->tool.context_switch	= process_sideband;
+	c->tool.throttle	= process_sideband;
+	c->tool.unthrottle	= process_sideband;
+	c->tool.ksymbol		= process_sideband;
+	c->tool.bpf		= process_sideband;
+	c->tool.text_poke	= process_sideband;
+	c->tool.lost		= process_lost;
+	c->tool.lost_samples	= process_lost_samples;
+	c->tool.aux		= process_aux;
+	c->tool.tracing_data	= process_tracing_data;
+	c->tool.build_id	= perf_event__process_build_id;
+	c->tool.id_index	= perf_event__process_id_index;
+	/*
+	 * The AUX area data is not decoded (perf_tool__init()'s stubs skip
+	 * it): only its PERF_RECORD_AUX records become perf:aux events. A
+	 * decoder would synthesize nothing here, and one that checks the
+	 * data (swaux) would fail the conversion of a recording whose AUX
+	 * data is bad.
+	 */
+	c->tool.event_update	= perf_event__process_event_update;
+	c->tool.attr		= perf_event__process_attr;
+	c->tool.feature		= perf_event__process_feature;
+	c->tool.finished_round	= process_finished_round;
+	c->tool.ordering_requires_timestamps = true;
+	c->itrace_opts.set = true;
+	/*
+	 * Callchains are converted as the record has them: samples need not
+	 * wait for their deferred user part.
+	 */
+	c->tool.merge_deferred_callchains = false;
+	ordered_events__init(&c->sideband, sideband_deliver, NULL);
+	ordered_events__set_copy_on_queue(&c->sideband, true);
+}
+
+/* The options, the output file and what the whole conversion keeps. */
+static int convert_prepare(struct convert_trace_dat *c,
+			   struct trace_dat_output *o, const char *path,
+			   const char *output_name,
+			   struct perf_data_convert_opts *opts)
+{
+	if (c->wopts.version != 6 && c->wopts.version != 7) {
+		pr_err("trace.dat version must be 6 or 7.\n");
+		return -1;
+	}
+	if (parse_compression(opts->trace_dat_compression,
+			      &c->wopts.compression))
+		return -1;
+	if (c->wopts.version == 6 && c->wopts.compression != TDW_COMP_NONE) {
+		pr_err("trace.dat version 6 cannot be compressed.\n");
+		return -1;
+	}
+
+	c->output_name = output_name;
+	if (output_open(o, output_name, opts->force))
+		return -1;
+	c->wopts.tmpdir = o->dir;
+
+	c->comms = hashmap__new(comm_hash, comm_equal, NULL);
+	if (IS_ERR(c->comms)) {
+		c->comms = NULL;
+		pr_err("%s: out of memory\n", path);
+		return -1;
+	}
+	if (asprintf(&c->version, "perf version %s", perf_version_string) < 0)
+		c->version = NULL;
+	c->wopts.version_str = c->version;
+	return 0;
+}
+
+/*
+ * Symbols: user space ones for the callchains of --all, and whether the
+ * kernel's may come from this machine (add_kallsyms()).
+ */
+static int convert_symbols(struct convert_trace_dat *c, const char *path)
+{
+	struct perf_session *session = c->session;
+	struct evsel *evsel;
+
+	c->this_machine = recorded_here(perf_session__env(session));
+	c->user_maps = false;
+	if (c->synthetic) {
+		evlist__for_each_entry(session->evlist, evsel)
+			if (evsel->core.attr.sample_type & PERF_SAMPLE_CALLCHAIN)
+				c->user_maps = true;
+	}
+	/* As --to-json: the ELF symbol tables of user space DSOs. */
+	if (c->user_maps && symbol__init(perf_session__env(session)) < 0) {
+		pr_err("%s: cannot initialize symbol resolution\n", path);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Open the session and read what the conversion needs before the
+ * events: the tracing data, the --time ranges, the symbols.
+ */
+static int convert_open(struct convert_trace_dat *c, struct perf_data *data,
+			struct perf_data_convert_opts *opts)
+{
+	struct perf_session *session;
+	const char *path = data->path;
+
+	c->tool.ordered_events = !c->percpu;
+	session = perf_session__new(data, &c->tool);
+	if (IS_ERR(session)) {
+		/* perf said why (cannot open, incompatible), but for ENOMEM. */
+		if (PTR_ERR(session) == -ENOMEM)
+			pr_err("%s: out of memory\n", path);
+		return -1;
+	}
+	c->session = session;
+	/*
+	 * AUX area decoders (cs_etm, intel_pt...) read their options from
+	 * the session: synthesize nothing from the trace, only its
+	 * PERF_RECORD_AUX records become perf:aux events.
+	 */
+	session->itrace_synth_opts = &c->itrace_opts;
+	/* The idle task, as perf names it (trace-cmd shows <idle>). */
+	if (set_comm(c, 0, "swapper")) {
+		pr_err("%s: out of memory\n", path);
+		return -1;
+	}
+	if (c->percpu && !percpu_possible(session)) {
+		c->percpu = false;
+		/* What perf_session__new() decides for an ordered tool. */
+		c->tool.ordered_events = perf_data__is_pipe(data) ||
+					 evlist__sample_id_all(session->evlist);
+	}
+
+	if (!c->tracing_data && !perf_data__is_pipe(data) &&
+	    perf_header__has_feat(&session->header, HEADER_TRACING_DATA) &&
+	    perf_header__process_sections(&session->header,
+					  perf_data__fd(data), c,
+					  read_tracing_feature) < 0) {
+		pr_err("%s: cannot read the tracing data\n", path);
+		return -1;
+	}
+
+	if (!perf_data__is_pipe(data) && no_tracing_data(c))
+		return -1;
+
+	if (opts->time_str && !c->ptime_range &&
+	    perf_time__parse_for_ranges(opts->time_str, session,
+					&c->ptime_range, &c->range_size,
+					&c->range_num) < 0)
+		return -1;
+
+	if (convert_symbols(c, path))
+		return -1;
+
+	/* Not for a private mapping, where events are byte-swapped in place. */
+	c->drop_pages = !session->header.needs_swap && !perf_data__is_pipe(data);
+	return 0;
+}
+
+/*
+ * Convert the events into the writer's per-CPU pages.  -EAGAIN: the
+ * file is not in the order a per-CPU conversion needs, the session was
+ * closed, open it again to convert through the ordered events queue.
+ */
+static int convert_process(struct convert_trace_dat *c, const char *path)
+{
+	struct perf_session *session = c->session;
+	int ret;
+
+	ret = perf_session__process_events(session);
+	session_done = 0;
+	if (convert_interrupted) {
+		pr_err("%s: interrupted, %s not written\n", path,
+		       c->output_name);
+		return -1;
+	}
+	if (c->restart && !c->err) {
+		percpu_restart(c);
+		return -EAGAIN;
+	}
+	if (!ret && c->percpu)
+		ret = ordered_events__flush(&c->sideband, OE_FLUSH__FINAL);
+	/* A pipe that ends inside an event: perf said so, write nothing. */
+	if (!ret && !c->err && session->truncated)
+		c->err = -EIO;
+	if (!ret && !c->err)
+		ret = create_writer(c);
+	if (ret || c->err) {
+		if (!c->err)
+			pr_err("%s: cannot process the input (%d)\n", path,
+			       ret);
+		return -1;
+	}
+	return 0;
+}
+
+/* The metadata sections, then the file, renamed into place. */
+static int convert_write(struct convert_trace_dat *c,
+			 struct trace_dat_output *o, const char *path)
+{
+	FILE *out = o->file;
+	int ret;
+
+	if (add_synth_formats(c)) {
+		pr_err("%s: out of memory\n", path);
+		return -1;
+	}
+	add_kallsyms(c);
+	ret = add_cmdlines(c);
+	if (!ret && c->unknown_task)
+		ret = tdw__add_cmdline(c->w, -1, "<unknown>");
+	if (!ret)
+		ret = tdw__finish(c->w, out);
+	if (ret) {
+		pr_err("Error writing %s: %s\n", c->output_name, strerror(-ret));
+		return -1;
+	}
+	o->file = NULL;
+	if (fclose(out)) {
+		pr_err("Error writing %s: %s\n", c->output_name, strerror(errno));
+		return -1;
+	}
+	return output_commit(o) ? -1 : 0;
+}
+
+static void convert_report(struct convert_trace_dat *c, const char *path,
+			   struct perf_data_convert_opts *opts)
+{
+	const struct tdw_stats *st = tdw__stats(c->w);
+
+	fprintf(stderr,
+		"[ perf data convert: Converted '%s' into trace.dat v%d (%s) '%s': %" PRIu64
+		" events (%" PRIu64 " tracepoint, %" PRIu64 " synthetic, %" PRIu64
+		" large, %" PRIu64 " time extends), %" PRIu64 " pages (%" PRIu64
+		" after lost events), %" PRIu64 " skipped, %" PRIu64 " dropped ]\n",
+		path, c->wopts.version,
+		opts->trace_dat_compression ?: "none", c->output_name, st->events,
+		c->tracepoints, c->synthesized, st->large_events, st->time_extends,
+		st->pages, st->missed_pages, c->skipped,
+		c->dropped + st->dropped_too_big);
+	if (st->dropped_too_big)
+		pr_warning("trace.dat: %" PRIu64 " events too big for a page, largest %u bytes\n",
+			   st->dropped_too_big, st->max_too_big);
+	pr_debug("trace.dat: %s, %" PRIu64 " events put in time order on their CPU\n",
+		 c->percpu ? "converted in file order" : "converted with the ordered events queue",
+		 st->reordered);
+	if (st->out_of_order)
+		pr_warning("trace.dat: %" PRIu64 " events out of order got the previous time\n",
+			   st->out_of_order);
+}
+
+/*
+ * Open, convert, write, report.  A per-CPU recording is converted in
+ * file order first; when that order does not hold it is converted again
+ * through the ordered events queue (convert_process(): -EAGAIN).
+ */
 int trace_dat_convert__perf2dat(const char *_input_name, const char *output_name,
 				struct perf_data_convert_opts *opts)
 {
 	struct convert_trace_dat c = {
 		.synthetic = opts->all,
 		.tod = opts->tod,
+		.percpu = true,
 		.wopts = {
 			.version = opts->trace_dat_version ?: 7,
 		},
@@ -1339,235 +1609,23 @@ int trace_dat_convert__perf2dat(const char *_input_name, const char *output_name
 		.force = opts->force,
 	};
 	struct trace_dat_output o = { .file = NULL };
-	struct perf_session *session;
-	const struct tdw_stats *st;
 	int ret = -1;
-	FILE *out;
 
-	perf_tool__init(&c.tool, /*ordered_events=*/true);
-	c.tool.sample		= process_sample_event;
-	c.tool.read		= process_other;
-	c.tool.callchain_deferred = process_other;
-	c.tool.mmap		= process_sideband;
-	c.tool.mmap2		= process_sideband;
-	c.tool.comm		= process_sideband;
-	c.tool.namespaces	= process_sideband;
-	c.tool.cgroup		= process_sideband;
-	c.tool.fork		= process_sideband;
-	c.tool.exit		= process_sideband;
-	c.tool.itrace_start	= process_sideband;
-	c.tool.aux_output_hw_id	= process_sideband;
-	c.tool.context_switch	= process_sideband;
-	c.tool.throttle		= process_sideband;
-	c.tool.unthrottle	= process_sideband;
-	c.tool.ksymbol		= process_sideband;
-	c.tool.bpf		= process_sideband;
-	c.tool.text_poke	= process_sideband;
-	c.tool.lost		= process_lost;
-	c.tool.lost_samples	= process_lost_samples;
-	c.tool.aux		= process_aux;
-	c.tool.tracing_data	= process_tracing_data;
-	c.tool.build_id		= perf_event__process_build_id;
-	c.tool.id_index		= perf_event__process_id_index;
-	/*
-	 * The AUX area data is not decoded (perf_tool__init()'s stubs skip
-	 * it): only its PERF_RECORD_AUX records become perf:aux events. A
-	 * decoder would synthesize nothing here, and one that checks the
-	 * data (swaux) would fail the conversion of a recording whose AUX
-	 * data is bad.
-	 */
-	c.tool.event_update	= perf_event__process_event_update;
-	c.tool.attr		= perf_event__process_attr;
-	c.tool.feature		= perf_event__process_feature;
-	c.tool.finished_round	= process_finished_round;
-	c.tool.ordering_requires_timestamps = true;
-	c.itrace_opts.set = true;
-	/*
-	 * Callchains are converted as the record has them: samples need not
-	 * wait for their deferred user part.
-	 */
-	c.tool.merge_deferred_callchains = false;
-	ordered_events__init(&c.sideband, sideband_deliver, NULL);
-	ordered_events__set_copy_on_queue(&c.sideband, true);
-
-	if (c.wopts.version != 6 && c.wopts.version != 7) {
-		pr_err("trace.dat version must be 6 or 7.\n");
-		goto err;
-	}
-	if (parse_compression(opts->trace_dat_compression,
-			      &c.wopts.compression))
-		goto err;
-	if (c.wopts.version == 6 && c.wopts.compression != TDW_COMP_NONE) {
-		pr_err("trace.dat version 6 cannot be compressed.\n");
-		goto err;
-	}
-
-	c.output_name = output_name;
-	if (output_open(&o, output_name, opts->force))
-		goto err;
-	c.wopts.tmpdir = o.dir;
-	out = o.file;
-
-	c.comms = hashmap__new(comm_hash, comm_equal, NULL);
-	if (IS_ERR(c.comms)) {
-		c.comms = NULL;
-		pr_err("%s: out of memory\n", _input_name);
-		goto err;
-	}
-	if (asprintf(&c.version, "perf version %s", perf_version_string) < 0)
-		c.version = NULL;
-	c.wopts.version_str = c.version;
-
+	convert_tool_init(&c);
+	if (convert_prepare(&c, &o, _input_name, output_name, opts))
+		goto out;
 	convert_signals(true);
-	c.percpu = true;
-again:
-	c.tool.ordered_events = !c.percpu;
-	session = perf_session__new(&data, &c.tool);
-	if (IS_ERR(session)) {
-		/* perf said why (cannot open, incompatible), but for ENOMEM. */
-		if (PTR_ERR(session) == -ENOMEM)
-			pr_err("%s: out of memory\n", _input_name);
-		goto err;
-	}
-	c.session = session;
-	/*
-	 * AUX area decoders (cs_etm, intel_pt...) read their options from
-	 * the session: synthesize nothing from the trace, only its
-	 * PERF_RECORD_AUX records become perf:aux events.
-	 */
-	session->itrace_synth_opts = &c.itrace_opts;
-	/* The idle task, as perf names it (trace-cmd shows <idle>). */
-	if (set_comm(&c, 0, "swapper")) {
-		pr_err("%s: out of memory\n", _input_name);
-		goto err_session_delete;
-	}
-	if (c.percpu && !percpu_possible(session)) {
-		c.percpu = false;
-		/* What perf_session__new() decides for an ordered tool. */
-		c.tool.ordered_events = perf_data__is_pipe(&data) ||
-					evlist__sample_id_all(session->evlist);
-	}
-
-	if (!c.tracing_data && !perf_data__is_pipe(&data) &&
-	    perf_header__has_feat(&session->header, HEADER_TRACING_DATA) &&
-	    perf_header__process_sections(&session->header,
-					  perf_data__fd(&data), &c,
-					  read_tracing_feature) < 0) {
-		pr_err("%s: cannot read the tracing data\n", _input_name);
-		goto err_session_delete;
-	}
-
-	if (!perf_data__is_pipe(&data) && no_tracing_data(&c))
-		goto err_session_delete;
-
-	if (opts->time_str && !c.ptime_range &&
-	    perf_time__parse_for_ranges(opts->time_str, session,
-					&c.ptime_range, &c.range_size,
-					&c.range_num) < 0)
-		goto err_session_delete;
-
-	c.this_machine = recorded_here(perf_session__env(session));
-	c.user_maps = false;
-	if (c.synthetic) {
-		struct evsel *evsel;
-
-		evlist__for_each_entry(session->evlist, evsel)
-			if (evsel->core.attr.sample_type & PERF_SAMPLE_CALLCHAIN)
-				c.user_maps = true;
-	}
-	/* As --to-json: the ELF symbol tables of user space DSOs. */
-	if (c.user_maps && symbol__init(perf_session__env(session)) < 0) {
-		pr_err("%s: cannot initialize symbol resolution\n", _input_name);
-		goto err_session_delete;
-	}
-
-	/* Not for a private mapping, where events are byte-swapped in place. */
-	c.drop_pages = !session->header.needs_swap && !perf_data__is_pipe(&data);
-
-	ret = perf_session__process_events(session);
-	session_done = 0;
-	if (convert_interrupted) {
-		pr_err("%s: interrupted, %s not written\n", _input_name,
-		       output_name);
-		goto err_session_delete;
-	}
-	if (c.restart && !c.err) {
-		/* The order of the file does not hold: again, with the queue. */
-		percpu_restart(&c);
-		goto again;
-	}
-	if (!ret && c.percpu)
-		ret = ordered_events__flush(&c.sideband, OE_FLUSH__FINAL);
-	/* A pipe that ends inside an event: perf said so, write nothing. */
-	if (!ret && !c.err && session->truncated)
-		c.err = -EIO;
-	if (!ret && !c.err)
-		ret = create_writer(&c);
-	if (ret || c.err) {
-		if (!c.err)
-			pr_err("%s: cannot process the input (%d)\n", _input_name,
-			       ret);
-		ret = -1;
-		goto err_session_delete;
-	}
-
-	ret = add_synth_formats(&c);
-	if (ret) {
-		pr_err("%s: out of memory\n", _input_name);
-		ret = -1;
-		goto err_session_delete;
-	}
-	add_kallsyms(&c);
-	ret = add_cmdlines(&c);
-	if (!ret && c.unknown_task)
-		ret = tdw__add_cmdline(c.w, -1, "<unknown>");
+	do {
+		ret = convert_open(&c, &data, opts);
+		if (!ret)
+			ret = convert_process(&c, _input_name);
+	} while (ret == -EAGAIN);
 	if (!ret)
-		ret = tdw__finish(c.w, out);
-	if (ret) {
-		pr_err("Error writing %s: %s\n", output_name, strerror(-ret));
-		ret = -1;
-		goto err_session_delete;
-	}
-	o.file = NULL;
-	if (fclose(out)) {
-		pr_err("Error writing %s: %s\n", output_name, strerror(errno));
-		ret = -1;
-		goto err_session_delete;
-	}
-	if (output_commit(&o)) {
-		ret = -1;
-		goto err_session_delete;
-	}
-
-	st = tdw__stats(c.w);
-	fprintf(stderr,
-		"[ perf data convert: Converted '%s' into trace.dat v%d (%s) '%s': %" PRIu64
-		" events (%" PRIu64 " tracepoint, %" PRIu64 " synthetic, %" PRIu64
-		" large, %" PRIu64 " time extends), %" PRIu64 " pages (%" PRIu64
-		" after lost events), %" PRIu64 " skipped, %" PRIu64 " dropped ]\n",
-		data.path, c.wopts.version,
-		opts->trace_dat_compression ?: "none", output_name, st->events,
-		c.tracepoints, c.synthesized, st->large_events, st->time_extends,
-		st->pages, st->missed_pages, c.skipped,
-		c.dropped + st->dropped_too_big);
-	if (st->dropped_too_big)
-		pr_warning("trace.dat: %" PRIu64 " events too big for a page, largest %u bytes\n",
-			   st->dropped_too_big, st->max_too_big);
-	pr_debug("trace.dat: %s, %" PRIu64 " events put in time order on their CPU\n",
-		 c.percpu ? "converted in file order" : "converted with the ordered events queue",
-		 st->reordered);
-	if (st->out_of_order)
-		pr_warning("trace.dat: %" PRIu64 " events out of order got the previous time\n",
-			   st->out_of_order);
-	perf_session__delete(session);
-	ret = 0;
-	goto out;
-
-err_session_delete:
-	perf_session__delete(session);
-err:
-	ret = -1;
+		ret = convert_write(&c, &o, _input_name);
+	if (!ret)
+		convert_report(&c, data.path, opts);
 out:
+	perf_session__delete(c.session);
 	output_close(&o);
 	convert_signals(false);
 	ordered_events__free(&c.sideband);
@@ -1578,5 +1636,5 @@ out:
 	free(c.ptime_range);
 	free(c.uname);
 	free(c.version);
-	return ret;
+	return ret ? -1 : 0;
 }

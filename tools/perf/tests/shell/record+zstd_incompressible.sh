@@ -76,6 +76,8 @@ trap cleanup_exit EXIT
 trap trap_cleanup TERM INT
 
 skip_if_unsupported() {
+	local avail space
+
 	if ! perf record -h 2>&1 | grep -q -- '-z, --compression-level'; then
 		echo "perf built without zstd support [Skipped]"
 		exit 2
@@ -86,6 +88,18 @@ skip_if_unsupported() {
 	fi
 	if [ "$(id -u)" != 0 ]; then
 		echo "needs root: 256 MiB locked ring buffer, syscall tracepoints [Skipped]"
+		exit 2
+	fi
+	# The 256 MiB cases: the ring buffer, perf's compression buffers and
+	# a perf.data file of that size each.
+	avail=$(awk '$1 == "MemAvailable:" { print int($2 / 1024) }' /proc/meminfo)
+	if [ "${avail:-0}" -lt 1536 ]; then
+		echo "needs 1.5 GiB of available memory for its 256 MiB buffers (${avail:-?} MiB) [Skipped]"
+		exit 2
+	fi
+	space=$(df -Pm "${tmpdir}" | awk 'NR == 2 { print $4 }')
+	if [ "${space:-0}" -lt 1024 ]; then
+		echo "needs 1 GiB free in ${tmpdir} for its perf.data files (${space:-?} MiB) [Skipped]"
 		exit 2
 	fi
 	if [ ! -r /proc/self/io ]; then

@@ -986,6 +986,14 @@ test_bad_input()
 		echo "no tracing data: the error does not point to --all"
 		err=1
 	fi
+	expect_message "--trace-dat-version without --to-trace-dat" \
+		"need --to-trace-dat" "${tmpdir}/bad7.json" \
+		-i "${tmpdir}/perf.data" --to-json "${tmpdir}/bad7.json" \
+		--trace-dat-version 6
+	expect_message "--trace-dat-compression without --to-trace-dat" \
+		"need --to-trace-dat" "${tmpdir}/bad8.json" \
+		-i "${tmpdir}/perf.data" --to-json "${tmpdir}/bad8.json" \
+		--trace-dat-compression zstd
 	expect_message "directory output" "is a directory" "" \
 		-i "${tmpdir}/perf.data" --to-trace-dat "${tmpdir}"
 	expect_message "missing input" "No such file or directory" "${tmpdir}/bad5.dat" \
