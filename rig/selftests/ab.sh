@@ -5,11 +5,12 @@
 # With the series every perf_events selftest passes (the swaux module tests,
 # the SET_OUTPUT scenario, the mmap aux variants run and do not skip) and
 # dmesg stays clean; on the pristine base the SET_OUTPUT scenario tests fail
-# and every other test passes. With AB_RUN=1 (make kernel-ab) the x86_64
-# make run flow (perf record of the redirect) is part of it: verdict "no
-# misplaced or unflagged AUX data" (exit 0) with the series, misplaced data
-# found (exit 3) on the base. (arm64's make run is the kselftest's
-# switch_buffer test, asserted by the selftests themselves.) On arm64 each
+# and every other test passes. With AB_RUN=1 (make kernel-ab) the main job,
+# make run ARCH=arm64 (perf record -e cs_etm//u of the redirect through the
+# real TRBE and ETE drivers on the emulated Armv9 CPU), is part of it:
+# verdict "no misplaced or unflagged AUX data" (exit 0) with the series, the
+# bug shown through the driver (exit 3) on the base. The x86_64 flow (swaux)
+# is make run ARCH=x86_64 and make run-ab, not make check. On arm64 each
 # kernel also runs the redirect tests through the real TRBE driver on the
 # emulated Armv9 CPU (rig/qemu/redirect-ab.sh, AB_CSETM_RUNS runs, default
 # 1): the base shows the bug, the series is clean.
@@ -25,18 +26,20 @@ csetm_runs=${AB_CSETM_RUNS:-1}
 case "$csetm_runs" in '' | *[!0-9]*) die "AB_CSETM_RUNS must be a number (got '$csetm_runs')" ;; esac
 stage "kernel A/B ($arches$([ "$ab_run" = 1 ] && echo ', with make run'))"
 
-# Scenario tests: fail on the base (aux_records runs in the two stream
-# variants only). unmap_new, stress and p_active are only required on the
+# Scenario tests: fail on the base (aux_records and wake_old run in the two
+# stream variants only). throttle.set_output passes on the base, which has
+# no restart to start a throttled event twice. unmap_new, stress and p_active are only required on the
 # series: on the base their outcome depends on timing (unmap_new: when the
 # munmap of B wins the race, perf_mmap_close() stops the children that
 # write for B's events before they write into A again; stress checks only
 # the module's counters and dmesg; p_active: the base leaves P stopped
 # until its task is scheduled in again).
-SCEN='^aux_set_output: (not )?ok [0-9]+ (redirect\.[a-z_]+\.(switch_buffer|repeated|to_none|unmap_old)|redirect\.(one_child|many_children)\.aux_records|global\.(per_cpu_all|per_task_inherit))( |$)'
-SCEN_N=20
+SCEN='^aux_set_output: (not )?ok [0-9]+ (redirect\.[a-z_]+\.(switch_buffer|repeated|to_none|unmap_old)|redirect\.(one_child|many_children)\.(aux_records|wake_old)|global\.(per_cpu_all|per_task_inherit))( |$)'
+SCEN_N=22
 STRESS='^aux_set_output: (not )?ok [0-9]+ redirect\.[a-z_]+\.(unmap_new|stress|p_active)( |$)'
-# Skipped by design: snapshot buffers have no stream of records to check.
-SKIP_OK='^aux_set_output: ok [0-9]+ redirect\.[a-z_]+_snapshot\.aux_records # SKIP'
+# Skipped by design: snapshot buffers have no stream of records to check
+# and no reader to wake.
+SKIP_OK='^aux_set_output: ok [0-9]+ redirect\.[a-z_]+_snapshot\.(aux_records|wake_old) # SKIP'
 fail=0
 bad() { echo "kernel-ab: FAIL: $*" >&2; fail=1; }
 sfx() { if [ "$1" = base ]; then echo -base; fi; }
@@ -52,6 +55,8 @@ check() { # check ARCH base|series
 	grep -E '^(aux_set_output|mmap): ok .*# SKIP' "$res" | grep -vE "$SKIP_OK" | sed 's/^/  skipped: /' >&2 &&
 		bad "$arch $kind: tests skipped"
 	grep -qE '^mmap: ok [0-9]+ perf_mmap\.aux\.' "$res" || bad "$arch $kind: mmap aux variants did not run"
+	grep -qE '^mmap_aux\.sh: ok [0-9]+ perf_mmap\.aux\.' "$res" ||
+		bad "$arch $kind: mmap_aux.sh did not run the mmap aux variant in the kselftest runner"
 	# What make vm-$arch checks on its own boot, from this one: the PMUs the
 	# tests rely on, and on arm64 the TRBE driver probing its device tree
 	# node and reporting the missing hardware.
@@ -104,18 +109,17 @@ for kind in series base; do
 			fi
 		fi
 		check "$arch" $kind
-		# arm64's make run is the kselftest's switch_buffer test, which
-		# the selftests run above already asserted on this kernel.
-		if [ "$ab_run" = 1 ] && [ "$arch" = x86_64 ]; then
-			run_flow "$arch" $kind
-		fi
 		# arm64: the redirect tests through the real TRBE driver on the
 		# emulated CPU (make cs-etm-ab), on this kernel and its kselftests.
 		if [ "$arch" = arm64 ] && [ "$csetm_runs" -gt 0 ]; then
 			AB_NOBUILD=1 AB_KERNELS=$kind RUNS=$csetm_runs bash "$RIG_TOP/rig/qemu/redirect-ab.sh" ||
 				bad "arm64 $kind: the redirect through the emulated TRBE (make cs-etm-ab) failed"
 		fi
+		# The main job on this kernel: make run ARCH=arm64.
+		if [ "$ab_run" = 1 ] && [ "$arch" = arm64 ]; then
+			run_flow "$arch" $kind
+		fi
 	done
 done
 [ $fail = 0 ] || die "kernel A/B failed: see out/selftests-*/results.txt and out/run-*"
-echo "kernel-ab: OK ($arches): SET_OUTPUT scenario fails on the base, everything passes with the series$([ "$ab_run" = 1 ] && echo '; make run: misplaced AUX data on the base, none with the series')$(case " $arches " in *" arm64 "*) [ "$csetm_runs" -gt 0 ] && echo "; the emulated TRBE ($csetm_runs run(s) per kernel): the base shows the bug, the series is clean" ;; esac)" >&2
+echo "kernel-ab: OK ($arches): SET_OUTPUT scenario fails on the base, everything passes with the series$([ "$ab_run" = 1 ] && case " $arches " in *" arm64 "*) echo '; make run ARCH=arm64 (perf record -e cs_etm//u): the bug through the driver on the base, no misplaced or unflagged AUX data with the series' ;; esac)$(case " $arches " in *" arm64 "*) [ "$csetm_runs" -gt 0 ] && echo "; the emulated TRBE ($csetm_runs run(s) per kernel): the base shows the bug, the series is clean" ;; esac)" >&2

@@ -42,7 +42,7 @@ run() {
 # guests, on the base as with the series: remove_on_exec cannot open its
 # PERF_TYPE_HARDWARE event (no PMU on x86_64 TCG; arm64's fails too) and
 # sigtrap_threads' signal_stress tests outlast the harness' 30 s.
-KSFT_PROGS="watermark_signal mmap aux_set_output"
+KSFT_PROGS="watermark_signal mmap aux_set_output mmap_aux.sh"
 KSFT_OTHER="sigtrap_threads remove_on_exec"
 rc=0
 ncpu=$(grep -c ^processor /proc/cpuinfo)
@@ -51,6 +51,14 @@ say "SELFTESTS: pmus $(ls /sys/bus/event_source/devices | tr '\n' ' ')"
 # aux_set_output's CPU X is the last online CPU
 say "SELFTESTS: $(sh "$dir/quiet-cpu.sh" $((ncpu - 1)))"
 rmmod perf_swaux 2>/dev/null
+# The module's lifetime mode (a write after ->free_aux() becomes a KASAN
+# report) is asked for where KASAN is on: the x86_64 guest, booted with
+# kasan_multi_shot so that a report fails the run rather than ending it.
+swaux_params=
+if grep -q kasan_multi_shot /proc/cmdline; then
+	swaux_params=lifetime=1
+fi
+export AUX_SET_OUTPUT_MODPARAMS="$swaux_params"
 # No perf_swaux.ko next to it: SKIP (4), never fail.
 mkdir -p /tmp/noswaux
 cp "$dir/aux_set_output" /tmp/noswaux/
@@ -62,8 +70,8 @@ run noswaux /tmp/noswaux/aux_set_output
 # installed run_kselftest.sh -c perf_events); aux_set_output loads
 # perf_swaux.ko from its directory's test_modules/ and unloads it. The
 # runner's nested TAP ("# ...") becomes "<prog>: ..." lines ("ksft-mmap: "
-# for mmap, whose aux variants skip here: the module is not loaded; they run
-# below), and each "ok N selftests: perf_events: <prog>" a "SELFTESTS:
+# for mmap, whose aux variant skips there: the module is not loaded; it runs
+# in mmap_aux.sh, which loads it, and below), and each "ok N selftests: perf_events: <prog>" a "SELFTESTS:
 # result <prog> <status>".
 # Append mode: the runner writes each program's output through its own
 # open of /dev/stdout (its $logfile), which must not be overwritten.
@@ -130,7 +138,8 @@ while [ "$i" -le "$runs" ]; do
 	i=$((i + 1))
 done
 
-if ! insmod "$dir/perf_swaux.ko"; then
+# shellcheck disable=SC2086 # no parameter or one
+if ! insmod "$dir/perf_swaux.ko" $swaux_params; then
 	say "SELFTESTS: insmod perf_swaux.ko failed"
 	exit 1
 fi

@@ -42,7 +42,7 @@ cp "$OUT/vm-$arch/console.log" "$R/console.log" 2>/dev/null || true
 # arm64 (and x86_64 if the guest could not write out/): results from the console.
 if [ ! -s "$R/results.txt" ] && [ -f "$R/console.log" ]; then
 	tr -d '\r' <"$R/console.log" |
-		grep -E '^(SELFTESTS: |ksft: |noswaux: |aux_set_output(-r[0-9]+)?: |mmap: |ksft-mmap: |sigtrap_threads: |remove_on_exec: |watermark_signal: )' >"$R/results.txt" || true
+		grep -E '^(SELFTESTS: |ksft: |noswaux: |aux_set_output(-r[0-9]+)?: |mmap: |ksft-mmap: |mmap_aux.sh: |sigtrap_threads: |remove_on_exec: |watermark_signal: )' >"$R/results.txt" || true
 fi
 [ -s "$R/results.txt" ] || { tail -40 "$R/vm.log" >&2; die "no selftest output: see ${R#"$RIG_TOP"/}/vm.log and console.log"; }
 

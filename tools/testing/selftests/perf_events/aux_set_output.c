@@ -67,6 +67,7 @@
 #include <fcntl.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -329,6 +330,26 @@ static void write_param(const char *name, long val)
 	fclose(f);
 }
 
+/* The writer parameters the tests set, restored at each test's end */
+static const char *const swaux_writer_params[] = {
+	"overflow_bytes", "bytes_per_tick", "period_us",
+};
+
+#define NR_WRITER_PARAMS	ARRAY_SIZE(swaux_writer_params)
+
+static void params_save(long *v)
+{
+	for (size_t i = 0; i < NR_WRITER_PARAMS; i++)
+		v[i] = read_param(swaux_writer_params[i]);
+}
+
+static void params_restore(const long *v)
+{
+	for (size_t i = 0; i < NR_WRITER_PARAMS; i++)
+		if (v[i] >= 0)
+			write_param(swaux_writer_params[i], v[i]);
+}
+
 /*
  * Kernel splats since kmsg_open(): /dev/kmsg read from the end of the log
  * at the test's start, so older messages and a wrapped log do not count.
@@ -498,6 +519,12 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+/*
+ * Set for one test (each runs in its own process): the owner events that
+ * auxbuf_open() creates wake their readers for every record in the ring.
+ */
+static bool owner_wakes_each_record;
+
 static int open_event(int type, pid_t pid, int cpu, bool inherit, bool disabled)
 {
 	struct perf_event_attr attr = {
@@ -507,6 +534,19 @@ static int open_event(int type, pid_t pid, int cpu, bool inherit, bool disabled)
 		.inherit	= inherit,
 		.exclude_hv	= 1,
 	};
+
+	/*
+	 * P and its children: records carry who wrote them (tid) and for
+	 * which event (P's id, which its children's records carry too).
+	 */
+	if (inherit) {
+		attr.sample_id_all = 1;
+		attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_IDENTIFIER;
+	}
+	if (owner_wakes_each_record && disabled && !inherit) {
+		attr.watermark = 1;
+		attr.wakeup_watermark = 1;
+	}
 
 	if (!pmu.swaux) {
 		/* The sink (cs_etm); an overflow interrupt every 1/16 of a buffer */
@@ -841,6 +881,7 @@ FIXTURE(redirect) {
 	long		mismatches;
 	long		dead_writes;
 	int		kmsg;		/* /dev/kmsg from the test's start */
+	long		params[NR_WRITER_PARAMS]; /* swaux: restored at the end */
 };
 
 FIXTURE_VARIANT(redirect) {
@@ -934,6 +975,7 @@ FIXTURE_SETUP(redirect)
 	ASSERT_EQ(pin_to(self->ctl_cpu), 0);
 
 	if (pmu.swaux) {
+		params_save(self->params);
 		/* Overflow every few ticks: several per test phase */
 		write_param("overflow_bytes", 1024);
 		write_param("bytes_per_tick", 256);
@@ -1000,6 +1042,8 @@ FIXTURE_TEARDOWN(redirect)
 	}
 	if (self->sh && self->sh != MAP_FAILED)
 		munmap(self->sh, sizeof(*self->sh));
+	if (pmu.swaux)
+		params_restore(self->params);
 }
 
 /*
@@ -1394,12 +1438,15 @@ TEST_F_TIMEOUT(redirect, stress, 20)
 	check_module(_metadata, self);
 }
 
-/* PERF_RECORD_AUX as it is written into a data ring (no sample_id_all) */
+/* PERF_RECORD_AUX as P writes it into a data ring */
 struct aux_record {
 	struct perf_event_header	header;
 	__u64				offset;
 	__u64				size;
 	__u64				flags;
+	/* sample_id_all: PERF_SAMPLE_TID | PERF_SAMPLE_IDENTIFIER */
+	__u32				pid, tid;
+	__u64				id;
 };
 
 /* Copy @len bytes at ring position @pos out of @b's data ring */
@@ -1415,16 +1462,19 @@ static void data_copy(struct auxbuf *b, void *dst, __u64 pos, size_t len)
 /*
  * The PERF_RECORD_AUX records in @b's data ring must describe its AUX area
  * from 0 to aux_head in order, with no gap and no overlap: all data
- * committed to @b is described in @b's ring, and nothing else is.
- * Non-snapshot buffers only; call when no transaction is open on @b.
+ * committed to @b is described in @b's ring, and nothing else is. Each one
+ * must be P's (@id) and written by one of the @n tasks @pids; with swaux
+ * none may be truncated (the test keeps the buffers drained). Non-snapshot
+ * buffers only; call when no transaction is open on @b.
  */
 static void check_aux_records(struct __test_metadata *_metadata, struct auxbuf *b,
-			      const char *name)
+			      const char *name, __u64 id, const pid_t *pids, int n)
 {
 	__u64 head = __atomic_load_n(&b->pc->data_head, __ATOMIC_ACQUIRE);
 	__u64 tail = b->pc->data_tail, end = 0, first_bad = ~0ull;
 	__u64 aux_end = aux_head(b);
-	int records = 0, lost = 0, bad = 0;
+	int records = 0, lost = 0, bad = 0, empty = 0, truncated = 0;
+	int other_id = 0, other_task = 0;
 
 	ASSERT_LE(head - tail, b->pc->data_size) TH_LOG("%s: data ring overran", name);
 	while (tail < head) {
@@ -1434,9 +1484,23 @@ static void check_aux_records(struct __test_metadata *_metadata, struct auxbuf *
 		ASSERT_GE(r.header.size, sizeof(r.header)) TH_LOG("%s: bad record", name);
 		if (r.header.type == PERF_RECORD_LOST)
 			lost++;
-		if (r.header.type == PERF_RECORD_AUX && r.header.size >= sizeof(r)) {
+		if (r.header.type == PERF_RECORD_AUX) {
+			bool known = false;
+
+			ASSERT_EQ(r.header.size, sizeof(r))
+				TH_LOG("%s: PERF_RECORD_AUX of %u bytes", name, r.header.size);
 			data_copy(b, &r, tail, sizeof(r));
 			records++;
+			empty += !r.size;
+			truncated += !!(r.flags & PERF_AUX_FLAG_TRUNCATED);
+			for (int i = 0; i < n; i++)
+				known |= pids[i] == (pid_t)r.tid;
+			if (r.id != id && !other_id++)
+				TH_LOG("%s: a PERF_RECORD_AUX of event %llu, P is %llu", name,
+				       (unsigned long long)r.id, (unsigned long long)id);
+			if (!known && !other_task++)
+				TH_LOG("%s: a PERF_RECORD_AUX written by task %u, not a child",
+				       name, r.tid);
 			if (r.size && r.offset != end) {
 				if (!bad++)
 					first_bad = end;
@@ -1454,6 +1518,14 @@ static void check_aux_records(struct __test_metadata *_metadata, struct auxbuf *
 	__atomic_store_n(&b->pc->data_tail, tail, __ATOMIC_RELEASE);
 
 	EXPECT_EQ(lost, 0) TH_LOG("%s: %d PERF_RECORD_LOST", name, lost);
+	EXPECT_EQ(other_id, 0) TH_LOG("%s: %d PERF_RECORD_AUX of another event", name, other_id);
+	EXPECT_EQ(other_task, 0)
+		TH_LOG("%s: %d PERF_RECORD_AUX written by another task", name, other_task);
+	/* swaux truncates only when it finds no room; a sink may for other reasons */
+	if (pmu.swaux)
+		EXPECT_EQ(truncated, 0) TH_LOG("%s: %d truncated PERF_RECORD_AUX", name, truncated);
+	TH_LOG("%s: %d PERF_RECORD_AUX (%d of size 0), [0, %llu)", name, records, empty,
+	       (unsigned long long)end);
 	EXPECT_EQ(bad, 0) TH_LOG("%s: %d records out of place, the first at %llu",
 				 name, bad, (unsigned long long)first_bad);
 	EXPECT_EQ(end, aux_end)
@@ -1471,6 +1543,9 @@ static void check_aux_records(struct __test_metadata *_metadata, struct auxbuf *
 TEST_F_TIMEOUT(redirect, aux_records, 15)
 {
 	struct auxbuf *A = &self->buf[0], *B = &self->buf[1];
+	pid_t pids[MAX_CHILDREN];
+	__u64 id;
+	int n;
 
 	if (variant->snapshot)
 		SKIP(return, "snapshot mode: the records describe snapshots, not a stream");
@@ -1482,10 +1557,13 @@ TEST_F_TIMEOUT(redirect, aux_records, 15)
 	ASSERT_TRUE(wait_child_records(self, variant, B, 0, WAIT_MS));
 	ASSERT_EQ(ioctl(self->p_fd, PERF_EVENT_IOC_SET_OUTPUT, A->fd), 0);
 	run_for(_metadata, self, variant, 100);
+	n = self->nr_children;
+	memcpy(pids, self->child, sizeof(pids));
 	stop_children(self);
 
-	check_aux_records(_metadata, A, "A");
-	check_aux_records(_metadata, B, "B");
+	id = event_id(self->p_fd);
+	check_aux_records(_metadata, A, "A", id, pids, n);
+	check_aux_records(_metadata, B, "B", id, pids, n);
 	check_module(_metadata, self);
 }
 
@@ -1585,6 +1663,83 @@ TEST_F_TIMEOUT(redirect, p_active, 15)
 	check_module(_metadata, self);
 }
 
+/* wake_old: the wakeup comes before the ioctl returns; this is slack */
+#define WAKE_MS		1000
+
+/*
+ * A reader waiting on A (its owner's fd in poll() or epoll) when P leaves A
+ * must be woken by the children's last PERF_RECORD_AUX in A: the stop at
+ * the redirect writes it, but a child's wakeups follow P, which outputs to
+ * B by then. Swaux is set up so that a transaction stays open without a
+ * record until the redirect ends it; nothing else wakes A's reader, and a
+ * redirect during which a child was switched out (its record woke the
+ * reader while P still used A) is repeated.
+ */
+TEST_F_TIMEOUT(redirect, wake_old, 20)
+{
+	struct auxbuf *A = &self->buf[0], *B = &self->buf[1];
+	struct epoll_event ev = { .events = EPOLLIN }, got;
+	int ep, i, n = 0;
+
+	if (variant->snapshot)
+		SKIP(return, "a snapshot buffer's reader is not woken by records");
+	if (!pmu.swaux)
+		SKIP(return, "needs a transaction without records until the redirect: swaux only");
+	/* One record of 64 bytes a tick, no overflow for minutes */
+	write_param("bytes_per_tick", REC_SIZE);
+	write_param("overflow_bytes", 1L << 30);
+	auxbuf_close(A);
+	owner_wakes_each_record = true;
+	ASSERT_EQ(auxbuf_open(A, self->type, self->holder[0], self->cpu, false), 0)
+		TH_LOG("A: %s", strerror(errno));
+	owner_wakes_each_record = false;
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_GE(ep, 0);
+	ASSERT_EQ(epoll_ctl(ep, EPOLL_CTL_ADD, A->fd, &ev), 0);
+
+	ASSERT_EQ(ioctl(self->p_fd, PERF_EVENT_IOC_SET_OUTPUT, A->fd), 0);
+	ASSERT_EQ(start_children(self, variant->children), 0);
+	for (i = 0; i < TRIES; i++) {
+		__u64 head;
+		long sw;
+
+		if (i) {
+			/* Back to A: the children begin a new transaction there */
+			auxbuf_save(A);
+			ASSERT_EQ(ioctl(self->p_fd, PERF_EVENT_IOC_SET_OUTPUT, A->fd), 0);
+			wait_new_child_records(_metadata, self, variant, NULL, A, WAIT_MS);
+		} else {
+			ASSERT_TRUE(wait_child_records(self, variant, A, 0, WAIT_MS))
+				TH_LOG("children never wrote into A");
+		}
+		sw = children_switches(self);
+		/* Whatever woke A's reader so far is consumed */
+		while (epoll_wait(ep, &got, 1, 0) > 0)
+			;
+		head = __atomic_load_n(&A->pc->data_head, __ATOMIC_ACQUIRE);
+		ASSERT_EQ(ioctl(self->p_fd, PERF_EVENT_IOC_SET_OUTPUT, B->fd), 0);
+		/*
+		 * The stops, their records and the wakeup are done when the
+		 * ioctl returns; a child switched out later writes into B.
+		 */
+		if (!switch_free(_metadata, self, sw, "SET_OUTPUT"))
+			continue;
+		n = epoll_wait(ep, &got, 1, WAKE_MS);
+		EXPECT_GT(__atomic_load_n(&A->pc->data_head, __ATOMIC_ACQUIRE), head)
+			TH_LOG("no record reached A's ring at the redirect");
+		EXPECT_EQ(n, 1)
+			TH_LOG("A's reader was not woken within %d ms of the redirect", WAKE_MS);
+		if (n == 1)
+			EXPECT_NE(got.events & EPOLLIN, 0u)
+				TH_LOG("woken with events %#x", got.events);
+		break;
+	}
+	EXPECT_LT(i, TRIES) TH_LOG("a child was switched out in each of %d redirects", TRIES);
+	close(ep);
+	stop_children(self);
+	check_module(_metadata, self);
+}
+
 #define MAX_CPUS	8
 
 /*
@@ -1599,6 +1754,7 @@ TEST(per_cpu_all)
 	struct auxbuf a[MAX_CPUS] = {}, b[MAX_CPUS] = {};
 	int cpus[MAX_CPUS], p[MAX_CPUS], ncpus = 0, ctl, kmsg, try;
 	long mism = read_param("mismatches"), dead = read_param("dead_writes");
+	long params[NR_WRITER_PARAMS];
 	struct shared *sh;
 	pid_t child[MAX_CPUS];
 	cpu_set_t set;
@@ -1617,6 +1773,7 @@ TEST(per_cpu_all)
 	ASSERT_EQ(pin_to(ctl), 0);
 	kmsg = kmsg_open();
 	ASSERT_GE(kmsg, 0);
+	params_save(params);
 	write_param("overflow_bytes", 1024);
 	write_param("bytes_per_tick", 256);
 	write_param("period_us", 1000);
@@ -1738,6 +1895,7 @@ TEST(per_cpu_all)
 		auxbuf_close(&b[i]);
 	}
 	munmap(sh, sizeof(*sh));
+	params_restore(params);
 	EXPECT_EQ(read_param("mismatches") - mism, 0);
 	EXPECT_EQ(read_param("dead_writes") - dead, 0);
 	expect_no_splat(_metadata, kmsg);
@@ -1806,6 +1964,182 @@ TEST(per_task_inherit)
 	if (!accepted)
 		expect_no_splat(_metadata, kmsg);
 	close(kmsg);
+}
+
+#define MAX_SAMPLE_RATE	"/proc/sys/kernel/perf_event_max_sample_rate"
+
+static long read_long(const char *path)
+{
+	long val = -1;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &val) != 1)
+		val = -1;
+	fclose(f);
+	return val;
+}
+
+static int write_long(const char *path, long val)
+{
+	FILE *f = fopen(path, "w");
+	int ret;
+
+	if (!f)
+		return -1;
+	ret = fprintf(f, "%ld\n", val) < 0;
+	return fclose(f) || ret ? -1 : 0;
+}
+
+/* PERF_RECORD_@type records in @b's ring, up to its first wrap */
+static int count_ring_records(struct auxbuf *b, __u32 type)
+{
+	__u64 head = __atomic_load_n(&b->pc->data_head, __ATOMIC_ACQUIRE);
+	const unsigned char *data = (const unsigned char *)b->base + page_size;
+	__u64 size = b->base_len - page_size, off = 0;
+	int n = 0;
+
+	while (off + sizeof(struct perf_event_header) <= head && off < size) {
+		const struct perf_event_header *h = (const void *)(data + off);
+
+		if (h->size < sizeof(*h) || off + h->size > size)
+			break;
+		n += h->type == type;
+		off += h->size;
+	}
+	return n;
+}
+
+/*
+ * A throttled AUX event and SET_OUTPUT. P, on task R (SCHED_FIFO on X),
+ * leads a group with a cpu-clock sampling sibling that a low
+ * perf_event_max_sample_rate throttles a few samples into every tick:
+ * perf_event_throttle_group() stops P as well, and the tick's unthrottle
+ * starts it again. P is redirected between A and B many times meanwhile;
+ * a restart must leave a throttled P to the unthrottle, or P is started
+ * twice (etm-perf WARNs in etm_event_start()). The module counts starts
+ * of an event already running; PERF_RECORD_THROTTLE records in A and B
+ * show that P was throttled at all.
+ */
+FIXTURE(throttle) {
+	long		rate;		/* perf_event_max_sample_rate, restored */
+	long		params[NR_WRITER_PARAMS];
+	struct auxbuf	a, b;
+	struct shared	*sh;
+	pid_t		r;
+	int		p, sib, kmsg;
+};
+
+FIXTURE_SETUP(throttle)
+{
+	self->rate = -1;
+	self->p = -1;
+	self->sib = -1;
+	self->kmsg = -1;
+	if (!pmu.swaux)
+		SKIP(return, "counts the module's double starts: swaux only");
+	page_size = sysconf(_SC_PAGESIZE);
+	if (other_cpu(pmu.cpu) < 0)
+		SKIP(return, "needs 2 CPUs");
+	ASSERT_EQ(pin_to(other_cpu(pmu.cpu)), 0);
+	self->kmsg = kmsg_open();
+	ASSERT_GE(self->kmsg, 0);
+	params_save(self->params);
+	write_param("overflow_bytes", 1024);
+	write_param("bytes_per_tick", 256);
+	write_param("period_us", 1000);
+	self->rate = read_long(MAX_SAMPLE_RATE);
+	ASSERT_GT(self->rate, 0) TH_LOG(MAX_SAMPLE_RATE ": %s", strerror(errno));
+}
+
+FIXTURE_TEARDOWN(throttle)
+{
+	if (self->p >= 0)
+		ioctl(self->p, PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
+	if (self->sh && self->sh != MAP_FAILED) {
+		atomic_store(&self->sh->stop, 1);
+		if (self->r > 0)
+			waitpid(self->r, NULL, 0);
+		munmap(self->sh, sizeof(*self->sh));
+	}
+	if (self->sib >= 0)
+		close(self->sib);
+	if (self->p >= 0)
+		close(self->p);
+	if (self->a.fd > 0)
+		auxbuf_close(&self->a);
+	if (self->b.fd > 0)
+		auxbuf_close(&self->b);
+	if (self->rate > 0)
+		write_long(MAX_SAMPLE_RATE, self->rate);
+	if (pmu.swaux)
+		params_restore(self->params);
+	if (self->kmsg >= 0)
+		close(self->kmsg);
+}
+
+TEST_F_TIMEOUT(throttle, set_output, 20)
+{
+	struct perf_event_attr sa = {
+		.size		= sizeof(sa),
+		.type		= PERF_TYPE_SOFTWARE,
+		.config		= PERF_COUNT_SW_CPU_CLOCK,
+		.sample_period	= 20000,	/* ns: dozens of samples a tick */
+		.exclude_hv	= 1,
+	};
+	long dbl = read_param("double_starts");
+	int throttles, unthrottles, i;
+
+	ASSERT_GE(dbl, 0) TH_LOG("the module has no double_starts counter");
+	ASSERT_EQ(auxbuf_open(&self->a, pmu.type, 0, pmu.cpu, false), 0);
+	ASSERT_EQ(auxbuf_open(&self->b, pmu.type, 0, pmu.cpu, false), 0);
+	self->sh = mmap(NULL, sizeof(*self->sh), PROT_READ | PROT_WRITE,
+			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(self->sh, MAP_FAILED);
+	self->r = fork();
+	ASSERT_GE(self->r, 0);
+	if (!self->r)
+		child_loop(self->sh, pmu.cpu);
+	while (atomic_load(&self->sh->running) < 1)
+		sleep_ms(1);
+
+	self->p = open_event(pmu.type, self->r, pmu.cpu, false, true);
+	ASSERT_GE(self->p, 0) TH_LOG("P: %s", strerror(errno));
+	self->sib = syscall(SYS_perf_event_open, &sa, self->r, pmu.cpu, self->p,
+			    PERF_FLAG_FD_CLOEXEC);
+	ASSERT_GE(self->sib, 0) TH_LOG("cpu-clock sibling: %s", strerror(errno));
+	ASSERT_EQ(ioctl(self->p, PERF_EVENT_IOC_SET_OUTPUT, self->a.fd), 0);
+	/* DIV_ROUND_UP(1000, HZ) samples a tick before the group is throttled */
+	ASSERT_EQ(write_long(MAX_SAMPLE_RATE, 1000), 0)
+		TH_LOG(MAX_SAMPLE_RATE ": %s", strerror(errno));
+	ASSERT_EQ(ioctl(self->p, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP), 0);
+	sleep_ms(20);
+
+	for (i = 0; i < 200; i++) {
+		struct auxbuf *to = i % 2 ? &self->a : &self->b;
+
+		ASSERT_EQ(ioctl(self->p, PERF_EVENT_IOC_SET_OUTPUT, to->fd), 0)
+			TH_LOG("SET_OUTPUT %d: %s", i, strerror(errno));
+		auxbuf_consume(&self->a);
+		auxbuf_consume(&self->b);
+		sleep_ms(1 + i % 3);
+	}
+	/* Ticks: every throttle so far has been undone */
+	sleep_ms(50);
+	ASSERT_EQ(ioctl(self->p, PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP), 0);
+	dbl = read_param("double_starts") - dbl;
+	throttles = count_ring_records(&self->a, PERF_RECORD_THROTTLE) +
+		    count_ring_records(&self->b, PERF_RECORD_THROTTLE);
+	unthrottles = count_ring_records(&self->a, PERF_RECORD_UNTHROTTLE) +
+		      count_ring_records(&self->b, PERF_RECORD_UNTHROTTLE);
+	TH_LOG("%d PERF_RECORD_THROTTLE, %d PERF_RECORD_UNTHROTTLE in A and B, %ld double starts",
+	       throttles, unthrottles, dbl);
+	/* Every tick (4 ms at HZ=250) throttles and unthrottles; 10 is a floor */
+	ASSERT_GE(throttles, 10) TH_LOG("P's group was hardly throttled: nothing was tested");
+	ASSERT_GE(unthrottles, 10) TH_LOG("P's group was hardly unthrottled: nothing was tested");
+	EXPECT_EQ(dbl, 0) TH_LOG("%ld starts of an event already running", dbl);
+	expect_no_splat(_metadata, self->kmsg);
 }
 
 /* The module on its own: an event with its own buffer gets sane records */

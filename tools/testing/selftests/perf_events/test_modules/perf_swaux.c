@@ -23,7 +23,7 @@
  * parameters/mismatches.  Writes into a buffer whose AUX area perf core
  * already freed are dropped and counted as "dead_writes".
  *
- * Lifetime mode (module parameter "lifetime", default on with KASAN): each
+ * Lifetime mode (module parameter "lifetime", off unless asked for): each
  * buffer also has driver state of its own (struct swaux_sink, standing for
  * etm-perf's event data and a sink's buffer config) that ->free_aux()
  * frees at once, while the writer keeps a raw pointer to it, as etm-perf
@@ -31,10 +31,15 @@
  * then a use-after-free that KASAN reports, rather than a statistic.  The
  * late access is a read, and the write itself is still refused through the
  * refcounted struct swaux_buf, so a kernel without KASAN is not corrupted.
+ * It reads freed memory on purpose, on a kernel with the bug: ask for it
+ * only under KASAN, and where a KASAN report may fail a run, not panic it.
+ *
+ * Only privileged users (CAP_PERFMON) may open its events.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/atomic.h>
+#include <linux/capability.h>
 #include <linux/debugfs.h>
 #include <linux/hrtimer.h>
 #include <linux/kref.h>
@@ -67,9 +72,9 @@ static unsigned int overflow_bytes = 4096;
 module_param(overflow_bytes, uint, 0644);
 MODULE_PARM_DESC(overflow_bytes, "Bytes per transaction before an overflow (default 4096)");
 
-static bool lifetime = IS_ENABLED(CONFIG_KASAN);
+static bool lifetime;
 module_param(lifetime, bool, 0444);
-MODULE_PARM_DESC(lifetime, "Writer keeps a raw pointer to per-buffer state freed by ->free_aux() (default: on with KASAN)");
+MODULE_PARM_DESC(lifetime, "Writer keeps a raw pointer to per-buffer state freed by ->free_aux(), for KASAN (default off)");
 
 /* Statistics, exported through debugfs and read-only module parameters */
 static atomic_t stat_mismatch;		/* writer buffer != handle buffer */
@@ -78,6 +83,7 @@ static atomic_t stat_records;
 static atomic_t stat_overflows;
 static atomic_t stat_begin_fail;
 static atomic_t stat_busy;		/* start with the CPU's writer in use */
+static atomic_t stat_double_start;	/* start of an event already running */
 static atomic_t stat_bufs;		/* live sink buffers */
 
 static int swaux_stat_get(char *buf, const struct kernel_param *kp)
@@ -93,6 +99,8 @@ module_param_cb(mismatches, &swaux_stat_ops, &stat_mismatch, 0444);
 MODULE_PARM_DESC(mismatches, "Writes whose programmed buffer differs from the handle's");
 module_param_cb(dead_writes, &swaux_stat_ops, &stat_dead_writes, 0444);
 MODULE_PARM_DESC(dead_writes, "Writes dropped because the buffer was already freed");
+module_param_cb(double_starts, &swaux_stat_ops, &stat_double_start, 0444);
+MODULE_PARM_DESC(double_starts, "->start() of an event that is already running");
 
 static atomic_t swaux_buf_ids = ATOMIC_INIT(0);
 
@@ -424,6 +432,15 @@ static void swaux_event_start(struct perf_event *event, int flags)
 	struct perf_output_handle *handle = &w->handle;
 	struct swaux_buf *buf;
 
+	if (w->event == event) {
+		/*
+		 * Started twice without a stop in between: etm_event_start()
+		 * WARNs here and marks the event stopped while its sink
+		 * keeps running. Count it and keep the running transaction.
+		 */
+		atomic_inc(&stat_double_start);
+		return;
+	}
 	if (w->event) {
 		/* The sink is busy with another event on this CPU. */
 		atomic_inc(&stat_busy);
@@ -529,6 +546,10 @@ static int swaux_event_init(struct perf_event *event)
 	if (event->attr.config || event->attr.config1 || event->attr.config2)
 		return -EINVAL;
 
+	/* A test PMU: no unprivileged user needs it */
+	if (!perfmon_capable())
+		return -EACCES;
+
 	ev = kzalloc_obj(*ev, GFP_KERNEL);
 	if (!ev)
 		return -ENOMEM;
@@ -628,7 +649,11 @@ DEFINE_SHOW_ATTRIBUTE(swaux_log);
 static struct pmu swaux_pmu = {
 	.module		= THIS_MODULE,
 	.task_ctx_nr	= perf_sw_context,
-	.capabilities	= PERF_PMU_CAP_ITRACE | PERF_PMU_CAP_NO_INTERRUPT,
+	/*
+	 * As etm-perf: no PERF_PMU_CAP_NO_INTERRUPT, so that a group it
+	 * leads is unthrottled at the tick like one of cs_etm's.
+	 */
+	.capabilities	= PERF_PMU_CAP_ITRACE,
 	.event_init	= swaux_event_init,
 	.add		= swaux_event_add,
 	.del		= swaux_event_del,
