@@ -301,14 +301,11 @@ static void swaux_dump(struct __test_metadata *_metadata, int cpu, long since)
 	}
 }
 
-static long read_param(const char *name)
+static long read_long(const char *path)
 {
-	char path[256];
 	long val = -1;
-	FILE *f;
+	FILE *f = fopen(path, "r");
 
-	snprintf(path, sizeof(path), PARAM_DIR "%s", name);
-	f = fopen(path, "r");
 	if (!f)
 		return -1;
 	if (fscanf(f, "%ld", &val) != 1)
@@ -317,17 +314,31 @@ static long read_param(const char *name)
 	return val;
 }
 
+static int write_long(const char *path, long val)
+{
+	FILE *f = fopen(path, "w");
+	int ret;
+
+	if (!f)
+		return -1;
+	ret = fprintf(f, "%ld\n", val) < 0;
+	return fclose(f) || ret ? -1 : 0;
+}
+
+static long read_param(const char *name)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), PARAM_DIR "%s", name);
+	return read_long(path);
+}
+
 static void write_param(const char *name, long val)
 {
 	char path[256];
-	FILE *f;
 
 	snprintf(path, sizeof(path), PARAM_DIR "%s", name);
-	f = fopen(path, "w");
-	if (!f)
-		return;
-	fprintf(f, "%ld\n", val);
-	fclose(f);
+	write_long(path, val);
 }
 
 /* The writer parameters the tests set, restored at each test's end */
@@ -1967,30 +1978,6 @@ TEST(per_task_inherit)
 }
 
 #define MAX_SAMPLE_RATE	"/proc/sys/kernel/perf_event_max_sample_rate"
-
-static long read_long(const char *path)
-{
-	long val = -1;
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &val) != 1)
-		val = -1;
-	fclose(f);
-	return val;
-}
-
-static int write_long(const char *path, long val)
-{
-	FILE *f = fopen(path, "w");
-	int ret;
-
-	if (!f)
-		return -1;
-	ret = fprintf(f, "%ld\n", val) < 0;
-	return fclose(f) || ret ? -1 : 0;
-}
 
 /* PERF_RECORD_@type records in @b's ring, up to its first wrap */
 static int count_ring_records(struct auxbuf *b, __u32 type)
