@@ -10,6 +10,7 @@ arches=${AB_ARCHES:-x86_64 arm64}
 runs=${RUNS:-10}
 stage "run-ab ($arches, RUNS=$runs)"
 cd "$RIG_TOP" || exit 1
+mkdir -p "$OUT"
 fail=0
 for kind in series base; do
 	for arch in $arches; do
