@@ -66,6 +66,7 @@ static const struct harness_test {
 	TEST(test_set_output_redirect_overflow),
 	TEST(test_set_output_redirect_snapshot),
 	TEST(test_set_output_redirect_etf),
+	TEST(test_set_output_redirect_etf_pause),
 	TEST(test_munmap_frees_aux),
 	TEST(test_munmap_stops_active_event),
 	TEST(test_failed_begin_use_after_free),

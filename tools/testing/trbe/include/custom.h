@@ -36,6 +36,7 @@ void harness_warn(const char *file, int line, const char *cond);
 
 /* pr_fmt() is defined by the driver before any use. */
 #define pr_err(fmt, ...)	printf("# " pr_fmt(fmt), ##__VA_ARGS__)
+#define dev_err(dev, fmt, ...)	printf("# %s: " fmt, (dev)->name, ##__VA_ARGS__)
 
 /* System registers: model/hw.c */
 u64 trbe_hw_read_sysreg(u32 reg);
@@ -113,6 +114,7 @@ void coresight_set_percpu_sink(int cpu, struct coresight_device *csdev);
  */
 struct hw_perf_event {
 	int state;
+	unsigned int aux_paused;
 };
 
 enum harness_event_state {

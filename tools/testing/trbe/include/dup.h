@@ -369,6 +369,12 @@ struct coresight_device {
 #define CORESIGHT_UNLOCK	0xc5acce55
 #define sink_ops(csdev)		((csdev)->ops->sink_ops)
 
+static inline bool coresight_is_percpu_sink(struct coresight_device *csdev)
+{
+	return csdev && (csdev->type == CORESIGHT_DEV_TYPE_SINK) &&
+	       (csdev->subtype.sink_subtype == CORESIGHT_DEV_SUBTYPE_SINK_PERCPU_SYSMEM);
+}
+
 /*
  * What the real drivers/hwtracing/coresight/coresight-priv.h (included by
  * coresight-etm-perf.h, for struct cs_buffers among others) needs beyond

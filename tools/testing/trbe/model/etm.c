@@ -3,11 +3,13 @@
  * etm-perf model: what drivers/hwtracing/coresight/coresight-etm-perf.c
  * does around a per-CPU sink, reduced to one ETE source and the TRBE
  * sink per CPU. etm_event_start(), etm_event_stop(), etm_event_add() and
- * etm_event_del() follow the 7.3 code line by line (minus pause/resume,
- * address filters, configurations and the trace ID), including the
- * per-CPU ctxt->event_data and the WARN in etm_event_stop() that checks
+ * etm_event_del() follow the 7.3 code line by line (minus address
+ * filters, configurations and the trace ID), including the per-CPU
+ * ctxt->event_data and the WARN in etm_event_stop() that checks
  * perf_get_aux(handle) == ctxt->event_data. etm_perf_sink_config() is
- * the real one, from coresight-etm-perf.h.
+ * the real one, from coresight-etm-perf.h, and so are the AUX pause and
+ * resume, etm_event_pause() and etm_event_resume(): the Makefile takes
+ * them out of the tree's coresight-etm-perf.c (generated/etm-perf-pause.c).
  *
  * Buffer lifetime: etm_free_aux() is what perf's __rb_free_aux() calls
  * when the last reference to an AUX area goes (munmap, model/perf.c). It
@@ -20,8 +22,12 @@
  * a sink other than the per-CPU TRBE: its sink configuration is a
  * struct cs_buffers from the real coresight-priv.h, allocated with
  * exactly its size as tmc_alloc_etf_buffer() does. The ETF keeps the
- * trace in its own SRAM, so enabling it programs nothing the models
- * check; it only records that it is enabled.
+ * trace in its own SRAM (etf_emit() puts bytes there, while the ETE is
+ * enabled and not paused), so enabling it programs nothing the models
+ * check; it records that it is enabled. Its update_buffer() copies the
+ * SRAM into the AUX pages of the sink configuration it is given, at the
+ * handle's head, as tmc_update_etf_buffer() does, and checks that the
+ * configuration is the one of the buffer the handle is bound to.
  */
 
 struct etm_ctxt {
@@ -41,6 +47,9 @@ struct harness_path {
 
 static unsigned long etm_aux_freed;	/* etm_free_aux() calls */
 static unsigned long etf_enabled[NR_CPUS];
+static unsigned long etf_sram[NR_CPUS];	/* bytes in the ETF, not yet copied */
+static bool ete_paused[NR_CPUS];	/* coresight_pause_source() */
+#define ETF_BYTE	0xe7
 
 static void *etf_alloc_buffer(struct coresight_device *csdev,
 			      struct perf_event *event, void **pages,
@@ -87,8 +96,37 @@ static unsigned long etf_update_buffer(struct coresight_device *csdev,
 				       struct perf_output_handle *handle,
 				       void *sink_config)
 {
-	/* The model's ETE writes nothing the ETF would keep. */
-	return 0;
+	struct cs_buffers *buf = sink_config;
+	struct etm_event_data *bound = perf_get_aux(handle);
+	unsigned long size = etf_sram[harness_cpu], bufsize, i;
+
+	if (!buf || !size)
+		return 0;
+	if (!bound || bound->snk_config != buf) {
+		violation("cpu%d: ETF copies into another buffer than rb %s",
+			  harness_cpu, handle->rb ? handle->rb->name : "(none)");
+		return 0;
+	}
+	etf_sram[harness_cpu] = 0;
+	if (size > handle->size) {
+		size = handle->size;
+		perf_aux_output_flag(handle, PERF_AUX_FLAG_TRUNCATED);
+	}
+	bufsize = (unsigned long)buf->nr_pages << PAGE_SHIFT;
+	for (i = 0; i < size; i++) {
+		unsigned long off = (handle->head + i) % bufsize;
+
+		((u8 *)buf->data_pages[off >> PAGE_SHIFT])[off % PAGE_SIZE] =
+			ETF_BYTE;
+	}
+	return size;
+}
+
+/* The ETE of @cpu emits @len bytes into the ETF (none while paused). */
+static void etf_emit(int cpu, unsigned long len)
+{
+	if (etf_enabled[cpu] && hw[cpu].source_enabled)
+		etf_sram[cpu] += len;
 }
 
 static const struct coresight_ops_sink etf_sink_ops = {
@@ -105,6 +143,7 @@ static const struct coresight_ops etf_ops = {
 
 static struct coresight_device etf_csdev = {
 	.type		= CORESIGHT_DEV_TYPE_SINK,
+	.subtype.sink_subtype = CORESIGHT_DEV_SUBTYPE_SINK_BUFFER,
 	.ops		= &etf_ops,
 	.cpu		= -1,
 };
@@ -180,13 +219,48 @@ static int etm_model_enable_source(struct coresight_path *path)
 
 	t->trfcr |= TRFCR_EL1_ExTRE | TRFCR_EL1_E0TRE;
 	t->source_enabled = true;
+	ete_paused[path_cpu(path)] = false;
 	return 0;
 }
 
 static void etm_model_disable_source(struct coresight_path *path)
 {
 	hw[path_cpu(path)].source_enabled = false;
+	ete_paused[path_cpu(path)] = false;
 }
+
+/* The ETE of each CPU, for the source calls of etm_event_pause/resume(). */
+static struct coresight_device ete_csdev[NR_CPUS];
+
+struct coresight_device *coresight_get_source(struct coresight_path *path)
+{
+	int cpu = path_cpu(path);
+
+	ete_csdev[cpu].type = CORESIGHT_DEV_TYPE_SOURCE;
+	ete_csdev[cpu].cpu = cpu;
+	ete_csdev[cpu].dev.name = "ete";
+	return &ete_csdev[cpu];
+}
+
+/* etm4_pause_perf() and etm4_resume_perf(): TRBE or ETF, the ETE stops. */
+void coresight_pause_source(struct coresight_device *csdev)
+{
+	if (hw[csdev->cpu].source_enabled) {
+		hw[csdev->cpu].source_enabled = false;
+		ete_paused[csdev->cpu] = true;
+	}
+}
+
+int coresight_resume_source(struct coresight_device *csdev)
+{
+	if (ete_paused[csdev->cpu]) {
+		hw[csdev->cpu].source_enabled = true;
+		ete_paused[csdev->cpu] = false;
+	}
+	return 0;
+}
+
+#include "etm-perf-pause.c"
 
 static void *etm_setup_aux(struct perf_event *event, void **pages,
 			   int nr_pages, bool overwrite)
@@ -251,6 +325,13 @@ static void etm_event_start(struct perf_event *event, int flags)
 	struct perf_output_handle *handle = &ctxt->handle;
 	struct coresight_path *path;
 
+	if (flags & PERF_EF_RESUME) {
+		path = etm_event_get_ctxt_path(ctxt);
+		if (etm_event_resume(path) < 0)
+			goto fail;
+		return;
+	}
+
 	/* Have we messed up our tracking ? */
 	if (WARN_ON(READ_ONCE(ctxt->event_data)))
 		goto fail;
@@ -300,6 +381,9 @@ static void etm_event_stop(struct perf_event *event, int mode)
 	struct perf_output_handle *handle = &ctxt->handle;
 	struct coresight_path *path = etm_event_get_ctxt_path(ctxt);
 	struct etm_event_data *event_data;
+
+	if (mode & PERF_EF_PAUSE)
+		return etm_event_pause(path, event, ctxt);
 
 	/*
 	 * If we still have access to the event_data via handle,

@@ -576,6 +576,29 @@ static void perf_event_stop(struct perf_event *e, int restart)
 	harness_cpu = saved;
 }
 
+/*
+ * perf_event_aux_pause(): an overflow of a sampling event with
+ * attr.aux_pause or aux_resume, in NMI, on the AUX event's CPU; the
+ * irq_work it queues (a pending disable) runs right after.
+ */
+static void ev_aux_pause(struct perf_event *e, bool pause)
+{
+	int saved = harness_cpu;
+
+	if (e->state != HARNESS_EVENT_ACTIVE)
+		return;
+	harness_cpu = e->cpu;
+	if (pause && !e->hw.aux_paused) {
+		e->hw.aux_paused = 1;
+		etm_event_stop(e, PERF_EF_PAUSE);
+	} else if (!pause && e->hw.aux_paused) {
+		e->hw.aux_paused = 0;
+		etm_event_start(e, PERF_EF_RESUME);
+	}
+	irq_work_run();
+	harness_cpu = saved;
+}
+
 /* ring_buffer_attach(): stop the event itself, then swap its rb. */
 static void ring_buffer_attach(struct perf_event *event, struct perf_buffer *rb)
 {

@@ -255,3 +255,93 @@ static bool test_set_output_redirect_etf(void)
 	ASSERT_EQ(f.a->bytes_reported, hw[TCPU].bytes_stored);
 	return true;
 }
+
+/*
+ * AUX pause with an ETF sink: etm_event_pause() (the real one, from the
+ * tree's coresight-etm-perf.c) copies what the ETF holds into the
+ * buffer, ends the transaction and begins the next on the same handle.
+ * C's output event P, and so C, trace through an ETF into A; P is
+ * redirected to B, whose sink is an ETF too, while C is active; then
+ * C's AUX pauses. With the base core, C's begin in the pause follows
+ * C->parent to B while the ETF and ctxt->event_data stay on A: the 7.3
+ * pause leaves the handle on B (the ETM context invariant breaks), and
+ * the next stop WARNs on the mismatch and returns early with the ETF
+ * enabled and B's transaction open. A pause that checks the buffer
+ * begin returned ends that transaction truncated, perf disables C, and
+ * the stop tears the A path down. With the fixed core, SET_OUTPUT moved
+ * C to B already and the pause ends and begins on B.
+ */
+static bool test_set_output_redirect_etf_pause(void)
+{
+	struct redirect_fixture f;
+
+	ASSERT_TRUE(harness_setup());
+	f.oa = ev_create("A-owner", TCPU, NULL);
+	f.oa->sink_etf = true;
+	f.a = rb_create("A", f.oa, 8, false, 0);
+	f.oa->state = HARNESS_EVENT_OFF;
+	f.ob = ev_create("B-owner", TCPU, NULL);
+	f.ob->sink_etf = true;
+	f.b = rb_create("B", f.ob, 8, false, 0);
+	f.ob->state = HARNESS_EVENT_OFF;
+	f.p = ev_create("P", TCPU, NULL);
+	ASSERT_EQ(perf_model_set_output(f.p, f.oa), 0);
+	f.c = ev_create("C", TCPU, f.p);
+
+	ASSERT_TRUE(ev_sched_in(f.c));
+	ASSERT_CLEAN();
+	ASSERT_EQ(etf_enabled[TCPU], 1);
+	ASSERT_TRUE(ctxt_of(TCPU)->handle.rb == f.a);
+	etf_emit(TCPU, 1000);
+	/* a pause and resume without a redirect: the ETF's bytes go to A */
+	ev_aux_pause(f.c, true);
+	ASSERT_CLEAN();
+	ASSERT_EQ(f.a->aux_head, 1000);
+	etf_emit(TCPU, 300);		/* paused: the ETE emits nothing */
+	ev_aux_pause(f.c, false);
+	ASSERT_CLEAN();
+	ASSERT_TRUE(ctxt_of(TCPU)->handle.rb == f.a);
+	etf_emit(TCPU, 1000);
+
+	ASSERT_EQ(perf_model_set_output(f.p, f.ob), 0);
+	ASSERT_TRUE(f.p->rb == f.b);
+	ASSERT_CLEAN();
+	etf_emit(TCPU, 2000);
+	printf("# C's AUX pauses: the ETF is emptied, the next transaction begins\n");
+	ev_aux_pause(f.c, true);
+	ASSERT_CLEAN();
+	if (harness_core == HARNESS_CORE_BASE) {
+		/* A got everything the ETF held; B only a truncated record */
+		ASSERT_EQ(f.a->aux_head, 4000);
+		ASSERT_EQ(f.b->aux_head, 0);
+		ASSERT_EQ(f.b->nr_truncated, 1);
+		ASSERT_EQ(f.b->aux_nest, 0);
+		ASSERT_EQ(f.c->state, HARNESS_EVENT_OFF);
+		ASSERT_TRUE(!ctxt_of(TCPU)->handle.event);
+		ASSERT_TRUE(!ctxt_of(TCPU)->event_data);
+		ASSERT_EQ(etf_enabled[TCPU], 0);
+		/* re-enabled, C starts on B's ETF configuration */
+		ev_enable(f.p);
+		ASSERT_TRUE(ev_sched_in(f.c));
+		ASSERT_CLEAN();
+		ASSERT_TRUE(ctxt_of(TCPU)->handle.rb == f.b);
+		ASSERT_TRUE(ctxt_of(TCPU)->event_data == f.b->aux_priv);
+	} else {
+		/* SET_OUTPUT ended C on A at 2000 and restarted it on B */
+		ASSERT_EQ(f.a->aux_head, 2000);
+		ASSERT_EQ(f.b->aux_head, 2000);
+		ASSERT_TRUE(ctxt_of(TCPU)->handle.rb == f.b);
+		ev_aux_pause(f.c, false);
+		ASSERT_CLEAN();
+	}
+	etf_emit(TCPU, 500);
+	ev_sched_out(f.c);
+	ASSERT_CLEAN();
+	ASSERT_EQ(etf_enabled[TCPU], 0);
+	ASSERT_EQ(f.a->aux_nest, 0);
+	ASSERT_EQ(f.b->aux_nest, 0);
+	ASSERT_EQ(f.b->aux_head, harness_core == HARNESS_CORE_BASE ? 500 : 2500);
+	ASSERT_EQ(f.a->bytes_reported, f.a->aux_head);
+	ASSERT_EQ(f.b->bytes_reported, f.b->aux_head);
+	return true;
+}
