@@ -65,7 +65,7 @@ vm-x86_64 vm-arm64: vm-%:
 # PMU flow.
 RUN_ARCH := $(if $(filter command line environment,$(origin ARCH)),$(ARCH),arm64)
 run:
-	@ARCH=$(RUN_ARCH) bash rig/run.sh
+	@ARCH=$(RUN_ARCH) RUN_DOC_PNG=1 bash rig/run.sh
 
 check:
 	@bash rig/check.sh $(CHECK_STAGES)

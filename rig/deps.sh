@@ -11,7 +11,7 @@ PKGS=(
 	libdw-dev libzstd-dev zlib1g-dev liblzma-dev libcap-dev libnuma-dev
 	libslang2-dev libunwind-dev libtraceevent-dev libtracefs-dev python3-dev
 	libperl-dev systemtap-sdt-dev libdebuginfod-dev libcapstone-dev libpfm4-dev
-	trace-cmd valgrind kernelshark xvfb xauth xdotool imagemagick time device-tree-compiler ocaml-nox
+	trace-cmd valgrind kernelshark xvfb xauth xdotool imagemagick fonts-dejavu-core time device-tree-compiler ocaml-nox
 	# scripts/spdxcheck.py, which checkpatch runs on new files (make upstream-check)
 	python3-ply python3-git
 	# make fuzz: AFL++ (afl-clang-fast, afl-fuzz) and its LLVM; llvm-symbolizer

@@ -103,15 +103,36 @@ g() { grep -m1 "$1" "$2" 2>/dev/null || true; }
 val() { echo "$1" | sed -n "s/.* $2=\([0-9]*\).*/\1/p"; }
 
 # host_trace_dat DIR: DIR/perf.data -> DIR/trace.dat (--all), trace-cmd
-# report, a KernelShark screenshot; sets ks.
+# report, a KernelShark screenshot; sets ks. arm64: also the controller's
+# buffer A (DIR/bufA.ring: the PERF_RECORD_AUX records its data ring held)
+# as DIR/trace-A.dat, opened as a second stream in a session that frames
+# the redirect on CPU $cpu; sets trace_a.
 host_trace_dat() {
-	local d=$1
+	local d=$1 session="" caption="" frame
 	info "converting perf.data to trace.dat"
 	"$PERF" data convert -i "$d/perf.data" --to-trace-dat="$d/trace.dat" --force --all \
 		>"$d/convert.log" 2>&1 || { cat "$d/convert.log" >&2; die "perf data convert --to-trace-dat failed"; }
 	trace-cmd report -i "$d/trace.dat" >"$d/trace-cmd.txt" 2>"$d/trace-cmd.err" ||
 		{ tail "$d/trace-cmd.err" >&2; die "trace-cmd report failed on ${d#"$RIG_TOP"/}/trace.dat"; }
-	if bash rig/tracedat/kernelshark.sh "$PERF" "$d" "$d/trace.dat" >"$d/kernelshark.out" 2>&1; then
+	trace_a=""
+	if [ -s "$d/bufA.ring" ]; then
+		if python3 rig/run/ring-to-perfdata.py "$d/perf.data" "$d/bufA.ring" "$d/A.perf.data" \
+				>"$d/convert-A.log" 2>&1 &&
+			"$PERF" data convert -i "$d/A.perf.data" --to-trace-dat="$d/trace-A.dat" --force --all \
+				>>"$d/convert-A.log" 2>&1 &&
+			trace-cmd report -i "$d/trace-A.dat" >"$d/trace-cmd-A.txt" 2>>"$d/convert-A.log" &&
+			frame=$(python3 rig/run/ks-session.py "$cpu" "$d/trace.dat" "$d/trace-cmd.txt" \
+				"$d/trace-A.dat" "$d/trace-cmd-A.txt" "$d/kernelshark.json" 2>>"$d/convert-A.log"); then
+			session=$d/kernelshark.json
+			trace_a="${d#"$RIG_TOP"/}/trace-A.dat: $(grep -c ' aux: ' "$d/trace-cmd-A.txt" || true) aux events; ${frame#ks-session: }"
+			caption="Upper CPU rows: perf's buffer B (perf.data). Lower CPU rows: the controller's buffer A (its data ring).
+${frame#ks-session: }"
+		else
+			trace_a="failed (see ${d#"$RIG_TOP"/}/convert-A.log)"
+		fi
+	fi
+	if CAPTION=$caption bash rig/tracedat/kernelshark.sh "$PERF" "$d" "$d/trace.dat" $session \
+			>"$d/kernelshark.out" 2>&1; then
 		ks=${d#"$RIG_TOP"/}/kernelshark.png
 	else
 		ks="failed (see ${d#"$RIG_TOP"/}/kernelshark.out)"
@@ -130,7 +151,7 @@ trace_cmd_summary() {
 # judge_arm64 DIR: one boot of the cs_etm flow (DIR/vm.log, DIR/vm/...);
 # sets bad, prints the report (one line with RUNS > 1).
 judge_arm64() {
-	local d=$1 ctl seqs="" verdict_line="" splat="" in_driver="" ks
+	local d=$1 ctl seqs="" verdict_line="" splat="" in_driver="" ks trace_a=""
 	ctl=$(g '^ctl: A records=' "$d/vm.log")
 	# A kernel report: the bug shown through the driver if its report or
 	# backtrace is in the TRBE/CoreSight driver or perf's AUX code.
@@ -162,6 +183,7 @@ judge_arm64() {
 	if [ -s "$d/vm/files/perf.data" ]; then
 		cp "$d/vm/files/perf.data" "$d/perf.data"
 		cp "$d/vm/files/bufA.bin" "$d/bufA.bin" 2>/dev/null || true
+		cp "$d/vm/files/bufA.ring" "$d/bufA.ring" 2>/dev/null || true
 		"$PERF" report -D -i "$d/perf.data" >"$d/report-D.txt" 2>"$d/report-D.err" || true
 		PERF_SWAUX_ETE_MODEL=shared "$PERF" report -D -i "$d/perf.data" >"$d/check.txt" 2>"$d/check.err" || true
 		verdict_line=$(grep -h '^swaux: verdict' "$d/check.txt" 2>/dev/null | tail -1 || true)
@@ -198,6 +220,7 @@ judge_arm64() {
 		echo "A vs B:     ${seqs#ete-seqs: }"
 		echo "perf:       ${verdict_line:-no swaux verdict line}"
 		trace_cmd_summary "$d"
+		echo "trace.dat A: ${trace_a:-no record of the data ring of A}"
 	fi
 	if [ -n "$splat" ]; then
 		echo "kernel:     $splat"
@@ -294,6 +317,12 @@ if [ "$runs" = 1 ]; then
 	verdict_rc || rc=$?
 	if [ $rc = 0 ]; then
 		echo "verdict: no misplaced or unflagged AUX data"
+		# make run (not the A/B targets): the README's picture of the redirect.
+		if [ "${RUN_DOC_PNG:-0}" = 1 ] && [ "$arch" = arm64 ] && [ $base = 0 ] &&
+			[ -s "$R/kernelshark.json" ] && [ -s "$R/kernelshark.png" ]; then
+			mkdir -p rig/doc && cp "$R/kernelshark.png" rig/doc/make-run-arm64.png
+			info "rig/doc/make-run-arm64.png: the README's screenshot, from this run"
+		fi
 	else
 		echo "verdict: MISPLACED or UNFLAGGED AUX data:$bad"
 	fi

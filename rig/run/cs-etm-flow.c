@@ -29,7 +29,8 @@
  *	A redirect during which a child was switched out proves nothing (on
  *	any kernel the child ends its transaction and begins the next in
  *	P's current buffer): P goes back to A and it is tried again.
- *	Then DIR/stop, A's AUX area is copied to OUT, and one line:
+ *	Then DIR/stop, A's AUX area is copied to OUT and what its data ring
+ *	held (the children's PERF_RECORD_AUX records) to OUT.ring, and one line:
  *	  "ctl: A records=N last_seq=N after_redirect=N tries=N conclusive=0|1"
  *	after_redirect counts the model records of A written after P -> B
  *	returned: misplaced trace (the bug this project fixes). last_seq is
@@ -238,6 +239,9 @@ struct auxbuf {
 	struct perf_event_mmap_page *up;
 	unsigned char *aux, *copy;
 	size_t len;
+	/* what the data ring held: the children's PERF_RECORD_AUX in A */
+	unsigned char *ring;
+	size_t ring_len, ring_cap;
 };
 
 static long page;
@@ -354,6 +358,7 @@ static void auxbuf_open(struct auxbuf *b, pid_t owner, int cpu, long long config
 		.aux_watermark	= AUX_PAGES * page / 16,
 	};
 
+	*b = (struct auxbuf){ 0 };
 	b->fd = syscall(SYS_perf_event_open, &attr, owner, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (b->fd < 0)
 		die("perf_event_open(cs_etm, pid %d, cpu %d): %s", owner, cpu, strerror(errno));
@@ -371,11 +376,35 @@ static void auxbuf_open(struct auxbuf *b, pid_t owner, int cpu, long long config
 		die("out of memory");
 }
 
-/* Consume A's data ring (P's children's PERF_RECORD_AUX while in A) */
+/*
+ * Consume A's data ring (P's children's PERF_RECORD_AUX while in A),
+ * keeping its bytes: they go to the host with A's AUX area, where they
+ * become A's rows on the KernelShark timeline.
+ */
 static void auxbuf_drain(struct auxbuf *b)
 {
 	uint64_t head = __atomic_load_n(&b->up->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = b->up->data_tail, size = b->up->data_size;
+	const unsigned char *data = (unsigned char *)b->up + b->up->data_offset;
 
+	if (head - tail > size)
+		die("A's data ring: head %llu, tail %llu", (unsigned long long)head,
+		    (unsigned long long)tail);
+	while (tail < head) {
+		size_t off = tail % size, n = head - tail;
+
+		if (n > size - off)
+			n = size - off;
+		if (b->ring_len + n > b->ring_cap) {
+			b->ring_cap = 2 * (b->ring_len + n);
+			b->ring = realloc(b->ring, b->ring_cap);
+			if (!b->ring)
+				die("out of memory");
+		}
+		memcpy(b->ring + b->ring_len, data + off, n);
+		b->ring_len += n;
+		tail += n;
+	}
 	__atomic_store_n(&b->up->data_tail, head, __ATOMIC_RELEASE);
 }
 
@@ -525,6 +554,7 @@ static int ctl(int cpu, int perf_pid, const char *out)
 	struct auxbuf a;
 	long long config2 = -1;
 	struct scan s;
+	char ring[4096];
 	FILE *f;
 
 	page = sysconf(_SC_PAGESIZE);
@@ -596,6 +626,11 @@ static int ctl(int cpu, int perf_pid, const char *out)
 	f = fopen(out, "w");
 	if (!f || fwrite(a.aux, 1, a.len, f) != a.len || fclose(f))
 		die("write %s: %s", out, strerror(errno));
+	auxbuf_drain(&a);
+	snprintf(ring, sizeof(ring), "%s.ring", out);
+	f = fopen(ring, "w");
+	if (!f || fwrite(a.ring, 1, a.ring_len, f) != a.ring_len || fclose(f))
+		die("write %s: %s", ring, strerror(errno));
 	/* Since the last P -> B: every record, and those changed */
 	auxbuf_scan(&a, cpu, 1, &s);
 	printf("ctl: A records=%lu last_seq=%llu after_redirect=%lu invalid=%lu other_cpu=%lu tries=%d conclusive=%d\n",

@@ -44,4 +44,5 @@ say "perf record exit $rec_rc, controller exit $ctl_rc, workload exit $work_rc"
 sed 's/^/  record: /' "$d/record.log"
 [ ! -s "$d/perf.data" ] || rig-send "$d/perf.data" perf.data
 [ ! -s "$d/bufA.bin" ] || rig-send "$d/bufA.bin" bufA.bin
+[ ! -s "$d/bufA.bin.ring" ] || rig-send "$d/bufA.bin.ring" bufA.ring
 [ "$ctl_rc" = 0 ] && [ "$rec_rc" = 0 ] && [ "$work_rc" = 0 ]

@@ -4,18 +4,22 @@
 # convert with --to-trace-dat, open the file in Debian's KernelShark under
 # xvfb-run, save a screenshot to <out>/kernelshark.png, quit KernelShark with
 # Ctrl+Q and require a clean exit (status 0) and a loaded stream.
-# With a third argument, open that trace.dat instead of recording one.
+# With a third argument, open that trace.dat instead of recording one; with
+# a fourth, a KernelShark session (kernelshark -s: the files to open, the
+# window, the time range) that names it, and CAPTION (environment), text
+# put under the screenshot (two lines fit: separate them with a newline).
 set -euo pipefail
 
-usage="usage: kernelshark.sh <perf binary> <out dir> [trace.dat]"
+usage="usage: kernelshark.sh <perf binary> <out dir> [trace.dat [session.json]]"
 perf=${1:?$usage}
 out=${2:?$usage}
 dat=${3:-}
+session=${4:-}
 tracefs=/sys/kernel/tracing
 mounted=""
 t0=$(date +%s)
 
-for tool in kernelshark xvfb-run xdotool import; do
+for tool in kernelshark xvfb-run xdotool import convert; do
 	if ! command -v "$tool" >/dev/null; then
 		echo "tracedat-ks: $tool missing; run 'make deps' (kernelshark xvfb xdotool imagemagick)" >&2
 		exit 1
@@ -32,6 +36,10 @@ cleanup() {
 	if [ -n "$mounted" ]; then umount "$tracefs" || true; fi
 }
 trap cleanup EXIT
+if [ -n "$session" ] && [ ! -s "$session" ]; then
+	echo "tracedat-ks: $session: no such session file" >&2
+	exit 1
+fi
 if [ -n "$dat" ]; then
 	[ -s "$dat" ] || { echo "tracedat-ks: $dat: no such file" >&2; exit 1; }
 else
@@ -55,8 +63,12 @@ cat > "$work/run.sh" <<'EOF'
 #!/bin/bash
 # In the xvfb display: start, dismiss the root warning, screenshot, Ctrl+Q.
 set -u
-dat=$1 png=$2 log=$3
-kernelshark "$dat" >"$log" 2>&1 &
+dat=$1 png=$2 log=$3 session=$4
+if [ -n "$session" ]; then
+	kernelshark -s "$session" >"$log" 2>&1 &
+else
+	kernelshark "$dat" >"$log" 2>&1 &
+fi
 pid=$!
 win=""
 for _ in $(seq 1 60); do
@@ -89,16 +101,23 @@ EOF
 rc=0
 timeout 180 xvfb-run -a -s "-screen 0 1280x800x24" \
 	bash "$work/run.sh" "$dat" "$out/kernelshark.png" \
-	"$out/kernelshark.log" || rc=$?
+	"$out/kernelshark.log" "$session" || rc=$?
 if [ $rc != 0 ]; then
 	echo "tracedat-ks: FAIL: KernelShark exited with $rc; log in $out/kernelshark.log" >&2
 	exit 1
 fi
-if ! grep -q "Loading.*$(basename "$dat")" "$out/kernelshark.log" ||
-	grep -Eiq "error|failed to open|cannot" "$out/kernelshark.log"; then
+# A session's files load without a "Loading" line; a file it cannot open
+# is "Failed to ..." in the log.
+if { [ -z "$session" ] && ! grep -q "Loading.*$(basename "$dat")" "$out/kernelshark.log"; } ||
+	grep -Eiq "error|failed|cannot" "$out/kernelshark.log"; then
 	echo "tracedat-ks: FAIL: KernelShark did not load the file cleanly:" >&2
 	cat "$out/kernelshark.log" >&2
 	exit 1
+fi
+if [ -n "${CAPTION:-}" ]; then
+	convert "$out/kernelshark.png" -background white -gravity south -splice 0x60 \
+		-font DejaVu-Sans -fill black -pointsize 14 -annotate +0+8 "$CAPTION" "$out/kernelshark.png.tmp" &&
+		mv "$out/kernelshark.png.tmp" "$out/kernelshark.png"
 fi
 echo "tracedat-ks: PASS: KernelShark opened $dat and exited 0;" \
 	"screenshot $out/kernelshark.png ($(( $(date +%s) - t0 )) s)"
