@@ -70,6 +70,7 @@ static const struct harness_test {
 	TEST(test_munmap_frees_aux),
 	TEST(test_munmap_stops_active_event),
 	TEST(test_failed_begin_use_after_free),
+	TEST(test_set_output_overflow_frees_old),
 	RANDOM_TEST(test_random_sequence),
 	RANDOM_TEST(test_random_sequence_redirect),
 };

@@ -136,3 +136,53 @@ static bool test_failed_begin_use_after_free(void)
 	ASSERT_EQ(f.b->bytes_reported, 2 * PAGE_SIZE);
 	return true;
 }
+
+/*
+ * The old buffer freed in the overflow interrupt. P -> A, C traces into
+ * A; SET_OUTPUT(P, B). With the base core C keeps its transaction, and
+ * with it a reference to A's AUX area, so when A's owner unmaps A
+ * (perf_pmu_output_stop() skips C: its parent is on B) the area stays
+ * until C lets go of it. C's next overflow does: perf_aux_output_end()
+ * on A drops the last reference, which frees A's event data and trbe_buf
+ * (etm_free_aux(); the model frees at once, etm-perf from a work item,
+ * which runs on another CPU when this one is not in the workqueues'
+ * cpumask). The driver's truncation path after that end must not read
+ * the trbe_buf: the series driver takes the cpudata before the end. C's
+ * etm-perf context still points at A's freed event data, which only the
+ * fixed core avoids (as in test_failed_begin_use_after_free). With the
+ * fixed core SET_OUTPUT stopped C on A and restarted it on B before A
+ * was unmapped.
+ */
+static bool test_set_output_overflow_frees_old(void)
+{
+	struct redirect_fixture f;
+
+	ASSERT_TRUE(harness_setup());
+	redirect_fixture(&f, TCPU);
+	ASSERT_TRUE(ev_sched_in(f.c));
+	emit(TCPU, 5000);
+	ASSERT_CLEAN();
+
+	ASSERT_EQ(perf_model_set_output(f.p, f.ob), 0);
+	ASSERT_CLEAN();
+	printf("# A's owner unmaps A\n");
+	perf_model_munmap_aux(f.a);
+	if (harness_core == HARNESS_CORE_BASE) {
+		/* C still holds A: not freed yet */
+		ASSERT_FALSE(f.a->aux_freed);
+		ASSERT_TRUE(ctxt_of(TCPU)->handle.rb == f.a);
+	} else {
+		ASSERT_TRUE(f.a->aux_freed);
+		ASSERT_TRUE(ctxt_of(TCPU)->handle.rb == f.b);
+	}
+	printf("# C fills its window; the overflow IRQ ends on A and begins on B\n");
+	emit(TCPU, 4 * PAGE_SIZE);
+	ASSERT_CLEAN();
+	ASSERT_TRUE(f.a->aux_freed);
+	ASSERT_EQ(etm_aux_freed, 1);
+	ev_sched_out(f.c);
+	ASSERT_CLEAN();
+	ASSERT_TRUE(!ctxt_of(TCPU)->event_data);
+	ASSERT_TRUE(!cpudata_of(TCPU)->buf);
+	return true;
+}
