@@ -26,9 +26,13 @@ EXTRA_HELP += '  make perf [BASE=1]         perf from build/linux into build/per
 	'  make perf-ab               perf -z, printk-format and push tests fail on the base perf, pass with the series; then make libperf-ab' \
 	'  make libperf-ab            libperf tests: perf_mmap__read_done() loses no event with the series, does with the base libperf' \
 	'  make perf-suite            whole perf test, base vs series perf: no new failure (slow, not in check)' \
+	'  make perf-flaky [FLAKY_RUNS=300]  task-exit and sw-clock alone, base vs series perf: failure counts (slow, not in check)' \
 	'  make bench-record          perf record -z cost, base vs series: replayed compression (instructions, goal) and live runs'
 
-.PHONY: perf perf-test perf-ab perf-suite bench-record
+.PHONY: perf perf-test perf-ab perf-suite perf-flaky bench-record
+
+perf-flaky:
+	@bash rig/perf/flaky.sh
 
 perf:
 	@BASE=$(PERF_BASE) PERF_SHARE_ODIR=$(CURDIR)/build/perf \
