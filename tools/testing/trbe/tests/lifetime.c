@@ -144,10 +144,10 @@ static bool test_failed_begin_use_after_free(void)
  * (perf_pmu_output_stop() skips C: its parent is on B) the area stays
  * until C lets go of it. C's next overflow does: perf_aux_output_end()
  * on A drops the last reference, which frees A's event data and trbe_buf
- * (etm_free_aux(); the model frees at once, etm-perf from a work item,
- * which runs on another CPU when this one is not in the workqueues'
- * cpumask). The driver's truncation path after that end must not read
- * the trbe_buf: the series driver takes the cpudata before the end. C's
+ * (etm_free_aux(); the model frees at once, etm-perf from a work item
+ * queued on this CPU, which cannot run before the handler returns). The
+ * driver's truncation path after that end should not read the trbe_buf
+ * all the same: the series driver takes the cpudata before the end. C's
  * etm-perf context still points at A's freed event data, which only the
  * fixed core avoids (as in test_failed_begin_use_after_free). With the
  * fixed core SET_OUTPUT stopped C on A and restarted it on B before A
