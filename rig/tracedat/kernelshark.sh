@@ -109,7 +109,7 @@ fi
 # A session's files load without a "Loading" line; a file it cannot open
 # is "Failed to ..." in the log.
 if { [ -z "$session" ] && ! grep -q "Loading.*$(basename "$dat")" "$out/kernelshark.log"; } ||
-	grep -Eiq "error|failed|cannot" "$out/kernelshark.log"; then
+	grep -Eiq "error|failed to (open|retrieve|import)|cannot" "$out/kernelshark.log"; then
 	echo "tracedat-ks: FAIL: KernelShark did not load the file cleanly:" >&2
 	cat "$out/kernelshark.log" >&2
 	exit 1

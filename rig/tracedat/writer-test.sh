@@ -30,6 +30,13 @@ cat > "$work/shim/debug.h" <<'EOF'
 #include <stdio.h>
 #define pr_err(...) fprintf(stderr, __VA_ARGS__)
 EOF
+# perf's strbuf.c includes perf's own debug.h (next to it): its two symbols.
+cat > "$work/shim/debug-stubs.c" <<'EOF'
+/* SPDX-License-Identifier: GPL-2.0 */
+int verbose;
+int eprintf(int level, int var, const char *fmt, ...);
+int eprintf(int level, int var, const char *fmt, ...) { return 0; }
+EOF
 
 libs=""
 defs=""
@@ -37,10 +44,12 @@ if pkg-config --exists libzstd; then defs="$defs -DHAVE_ZSTD_SUPPORT"; libs="$li
 if pkg-config --exists zlib; then defs="$defs -DHAVE_ZLIB_SUPPORT"; libs="$libs -lz"; fi
 # shellcheck disable=SC2086
 gcc -O2 -g -Wall -Werror -D_GNU_SOURCE $defs -fsanitize=address,undefined -fno-sanitize-recover=all \
-	-I"$work/shim" -I"$top/tools/perf" -I"$ksrc/tools/include" \
-	-include "$ksrc/tools/include/linux/zalloc.h" \
+	-I"$work/shim" -I"$top/tools/perf" -I"$ksrc/tools/perf/util" -I"$ksrc/tools/perf" \
+	-I"$ksrc/tools/include" -I"$ksrc/tools/lib/perf/include" -I"$ksrc/tools/lib" \
+	-I"$ksrc/tools/arch/x86/include" -include "$ksrc/tools/include/linux/zalloc.h" \
 	-o "$work/writer-test" "$top/rig/tracedat/writer-test.c" \
-	"$top/tools/perf/util/trace-dat-writer.c" "$ksrc/tools/lib/zalloc.c" $libs
+	"$top/tools/perf/util/trace-dat-writer.c" "$ksrc/tools/lib/zalloc.c" \
+	"$ksrc/tools/perf/util/strbuf.c" "$ksrc/tools/lib/perf/lib.c" "$work/shim/debug-stubs.c" $libs
 
 comps=none
 for c in zstd zlib; do

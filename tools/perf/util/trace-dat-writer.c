@@ -35,7 +35,10 @@
 #include <zlib.h>
 #endif
 
+#include <internal/lib.h>
 #include "debug.h"
+#include "strbuf.h"
+#include "util.h"
 #include "trace-dat-writer.h"
 
 #define TDW_MAGIC		"\027\010\104tracing"
@@ -73,11 +76,10 @@
 /* Pages per CPU collected before a write to the CPU's spill file. */
 #define TDW_BATCH_PAGES		16
 
+/* perf's strbuf; an allocation failure is sticky, checked once at the end. */
 struct tdw_buf {
-	u8	*data;
-	size_t	len;
-	size_t	cap;
-	bool	failed;
+	struct strbuf	sb;
+	bool		failed;
 };
 
 struct tdw_cpu {
@@ -131,13 +133,6 @@ struct tdw {
 	unsigned int		nr_cpus;
 	u8			*scratch;	/* events taken out to reorder */
 };
-
-static bool host_is_be(void)
-{
-	unsigned int v = 1;
-
-	return *(unsigned char *)&v == 0;
-}
 
 void tdw__put16(const struct tdw *w, void *dst, u16 val)
 {
@@ -196,24 +191,10 @@ const struct tdw_stats *tdw__stats(const struct tdw *w)
 	return &w->stats;
 }
 
-/* Growable byte buffer; errors are sticky and checked once at the end. */
 static void buf_add(struct tdw_buf *b, const void *data, size_t len)
 {
-	if (b->failed || !len)
-		return;
-	if (b->len + len > b->cap) {
-		size_t cap = max(b->cap * 2, b->len + len + 256);
-		u8 *n = realloc(b->data, cap);
-
-		if (!n) {
-			b->failed = true;
-			return;
-		}
-		b->data = n;
-		b->cap = cap;
-	}
-	memcpy(b->data + b->len, data, len);
-	b->len += len;
+	if (!b->failed && len && strbuf_add(&b->sb, data, len))
+		b->failed = true;
 }
 
 static void buf_add16(const struct tdw *w, struct tdw_buf *b, u16 val)
@@ -247,9 +228,7 @@ static void buf_addstr(struct tdw_buf *b, const char *s)
 
 static void buf_free(struct tdw_buf *b)
 {
-	zfree(&b->data);
-	b->len = 0;
-	b->cap = 0;
+	strbuf_release(&b->sb);
 }
 
 /* Bounds-checked cursor over the tracing data. */
@@ -364,7 +343,7 @@ static int parse_tracing_data(struct tdw *w, const u8 *data, size_t size)
 		goto truncated;
 	w->file_be = p[0];
 	w->long_size = p[1];
-	w->swap = w->file_be != host_is_be();
+	w->swap = w->file_be != host_is_bigendian();
 	w->page_size = cur32(&c);
 	/* Kernel pages are 4 KiB to 256 KiB; the writer keeps 16 per CPU. */
 	if (c.p && (w->page_size < 4096 || w->page_size > 262144 ||
@@ -473,18 +452,18 @@ static const char tdw_header_event[] =
 
 void *tdw__empty_tracing_data(bool big_endian, int long_size, size_t *size)
 {
-	struct tdw w = { .swap = big_endian != host_is_be() };
-	struct tdw_buf b = { .data = NULL };
+	struct tdw w = { .swap = big_endian != host_is_bigendian() };
+	struct tdw_buf b = { .sb = STRBUF_INIT };
 	char header_page[sizeof(tdw_header_page_fmt) + 32];
-	const u32 page_size = 4096;
+	const u32 psize = 4096;
 	u8 id[2] = { big_endian, long_size };
 
 	snprintf(header_page, sizeof(header_page), tdw_header_page_fmt,
-		 long_size, 8 + long_size, page_size - 8 - long_size);
+		 long_size, 8 + long_size, psize - 8 - long_size);
 	buf_add(&b, TDW_MAGIC, TDW_MAGIC_LEN);
 	buf_addstr(&b, "0.6");
 	buf_add(&b, id, sizeof(id));
-	buf_add32(&w, &b, page_size);
+	buf_add32(&w, &b, psize);
 	buf_add(&b, "header_page", 12);
 	buf_add64(&w, &b, strlen(header_page));
 	buf_add(&b, header_page, strlen(header_page));
@@ -500,8 +479,7 @@ void *tdw__empty_tracing_data(bool big_endian, int long_size, size_t *size)
 		buf_free(&b);
 		return NULL;
 	}
-	*size = b.len;
-	return b.data;
+	return strbuf_detach(&b.sb, size);
 }
 
 struct tdw *tdw__new(const void *tracing_data, size_t size,
@@ -595,7 +573,7 @@ static bool prints_symbols(const u8 *p, size_t len)
 bool tdw__prints_symbols(const struct tdw *w)
 {
 	return prints_symbols(w->events, w->events_len) ||
-	       (w->synth.data && prints_symbols(w->synth.data, w->synth.len));
+	       prints_symbols((const u8 *)w->synth.sb.buf, w->synth.sb.len);
 }
 
 void tdw__set_kallsyms(struct tdw *w, char *text, size_t len)
@@ -619,23 +597,14 @@ static int cpu_spill_open(struct tdw *w, struct tdw_cpu *cpu)
 	return 0;
 }
 
+/* writen() with an errno: a write of 0 bytes is a full disk. */
 static int write_all(int fd, const void *buf, size_t len)
 {
-	const u8 *p = buf;
+	ssize_t n = writen(fd, buf, len);
 
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (!n)
-			return -ENOSPC;
-		p += n;
-		len -= n;
-	}
-	return 0;
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -ENOSPC;
 }
 
 /*
@@ -1049,7 +1018,7 @@ static void out_buf(struct tdw_out *o, const struct tdw_buf *b)
 {
 	if (b->failed)
 		o->err = -ENOMEM;
-	out_write(o, b->data, b->len);
+	out_write(o, b->sb.buf, b->sb.len);
 }
 
 static void out_zero(struct tdw_out *o, size_t len)
@@ -1098,44 +1067,30 @@ static const char *comp_version(const struct tdw *w)
 static int compress_buf(const struct tdw *w, const void *in, size_t len,
 			struct tdw_buf *out)
 {
-	out->len = 0;
+	out->sb.len = 0;
 	switch (w->opts.compression) {
 #ifdef HAVE_ZSTD_SUPPORT
 	case TDW_COMP_ZSTD: {
 		size_t bound = ZSTD_compressBound(len), ret;
 
-		if (out->cap < bound) {
-			u8 *n = realloc(out->data, bound);
-
-			if (!n)
-				return -ENOMEM;
-			out->data = n;
-			out->cap = bound;
-		}
-		ret = ZSTD_compress(out->data, bound, in, len, 3);
+		if (strbuf_grow(&out->sb, bound))
+			return -ENOMEM;
+		ret = ZSTD_compress(out->sb.buf, bound, in, len, 3);
 		if (ZSTD_isError(ret))
 			return -EINVAL;
-		out->len = ret;
-		return 0;
+		return strbuf_setlen(&out->sb, ret);
 	}
 #endif
 #ifdef HAVE_ZLIB_SUPPORT
 	case TDW_COMP_ZLIB: {
 		uLongf dlen = compressBound(len);
 
-		if (out->cap < dlen) {
-			u8 *n = realloc(out->data, dlen);
-
-			if (!n)
-				return -ENOMEM;
-			out->data = n;
-			out->cap = dlen;
-		}
-		if (compress2(out->data, &dlen, in, len, Z_BEST_COMPRESSION) !=
-		    Z_OK)
+		if (strbuf_grow(&out->sb, dlen))
+			return -ENOMEM;
+		if (compress2((Bytef *)out->sb.buf, &dlen, in, len,
+			      Z_BEST_COMPRESSION) != Z_OK)
 			return -EINVAL;
-		out->len = dlen;
-		return 0;
+		return strbuf_setlen(&out->sb, dlen);
 	}
 #endif
 	case TDW_COMP_NONE:
@@ -1182,25 +1137,25 @@ static u64 write_section(const struct tdw *w, struct tdw_out *o, u16 id,
 			 unsigned int desc, const struct tdw_buf *body)
 {
 	u64 start = o->pos;
-	struct tdw_buf z = { 0 };
+	struct tdw_buf z = { .sb = STRBUF_INIT };
 	u8 sizes[8];
 
 	if (body->failed)
 		o->err = -ENOMEM;
 	if (w->opts.compression == TDW_COMP_NONE || id == TDW_OPT_STRINGS) {
-		section_header(w, o, id, 0, string_id(desc), body->len);
+		section_header(w, o, id, 0, string_id(desc), body->sb.len);
 		out_buf(o, body);
 		return start;
 	}
-	if (compress_buf(w, body->data, body->len, &z)) {
+	if (compress_buf(w, body->sb.buf, body->sb.len, &z)) {
 		o->err = -EINVAL;
 		buf_free(&z);
 		return start;
 	}
 	section_header(w, o, id, TDW_SEC_COMPRESSED, string_id(desc),
-		       z.len + 8);
-	tdw__put32(w, sizes, z.len);
-	tdw__put32(w, sizes + 4, body->len);
+		       z.sb.len + 8);
+	tdw__put32(w, sizes, z.sb.len);
+	tdw__put32(w, sizes + 4, body->sb.len);
 	out_write(o, sizes, sizeof(sizes));
 	out_buf(o, &z);
 	buf_free(&z);
@@ -1224,7 +1179,7 @@ static void body_events(const struct tdw *w, struct tdw_buf *b)
 	if (w->nr_synth) {
 		buf_addstr(b, "perf");
 		buf_add32(w, b, w->nr_synth);
-		buf_add(b, w->synth.data, w->synth.len);
+		buf_add(b, w->synth.sb.buf, w->synth.sb.len);
 		if (w->synth.failed)
 			b->failed = true;
 	}
@@ -1248,8 +1203,8 @@ static void body_printk(const struct tdw *w, struct tdw_buf *b)
  */
 static void body_cmdlines(const struct tdw *w, struct tdw_buf *b)
 {
-	buf_add64(w, b, w->cmdlines.len + w->saved_cmdlines_size);
-	buf_add(b, w->cmdlines.data, w->cmdlines.len);
+	buf_add64(w, b, w->cmdlines.sb.len + w->saved_cmdlines_size);
+	buf_add(b, w->cmdlines.sb.buf, w->cmdlines.sb.len);
 	buf_add(b, w->saved_cmdlines, w->saved_cmdlines_size);
 	if (w->cmdlines.failed)
 		b->failed = true;
@@ -1313,7 +1268,7 @@ static void copy_cpu(struct tdw *w, struct tdw_out *o, struct tdw_cpu *cpu)
 static void compress_cpu(struct tdw *w, struct tdw_out *o, struct tdw_cpu *cpu)
 {
 	u64 pages = cpu->size / w->page_size, done = 0;
-	struct tdw_buf z = { 0 };
+	struct tdw_buf z = { .sb = STRBUF_INIT };
 	u8 sizes[8];
 
 	BUILD_BUG_ON(TDW_CHUNK_PAGES > TDW_BATCH_PAGES);
@@ -1338,10 +1293,10 @@ static void compress_cpu(struct tdw *w, struct tdw_out *o, struct tdw_cpu *cpu)
 			o->err = -ENOMEM;
 			break;
 		}
-		tdw__put32(w, sizes, z.len);
+		tdw__put32(w, sizes, z.sb.len);
 		tdw__put32(w, sizes + 4, len);
 		out_write(o, sizes, sizeof(sizes));
-		out_write(o, z.data, z.len);
+		out_write(o, z.sb.buf, z.sb.len);
 		done += len / w->page_size;
 	}
 	buf_free(&z);
@@ -1413,7 +1368,7 @@ static void add_str_option(const struct tdw *w, struct tdw_buf *b, u16 id,
  */
 static void add_recorder_options(const struct tdw *w, struct tdw_buf *b)
 {
-	struct tdw_buf clocks = { 0 };
+	struct tdw_buf clocks = { .sb = STRBUF_INIT };
 
 	if (w->opts.has_offset) {
 		char off[32];
@@ -1424,8 +1379,8 @@ static void add_recorder_options(const struct tdw *w, struct tdw_buf *b)
 	clock_list(w, &clocks);
 	buf_add(&clocks, "", 1);
 	buf_add16(w, b, TDW_OPT_TRACECLOCK);
-	buf_add32(w, b, clocks.len);
-	buf_add(b, clocks.data, clocks.len);
+	buf_add32(w, b, clocks.sb.len);
+	buf_add(b, clocks.sb.buf, clocks.sb.len);
 	if (clocks.failed)
 		b->failed = true;
 	buf_free(&clocks);
@@ -1447,7 +1402,7 @@ static void build_options(const struct tdw *w, struct tdw_buf *b,
 	const char *clock = w->opts.clock ?: "local";
 	unsigned int i;
 
-	b->len = 0;
+	b->sb.len = 0;
 	for (i = 0; i < ARRAY_SIZE(ids); i++) {
 		buf_add16(w, b, ids[i]);
 		buf_add32(w, b, 8);
@@ -1501,7 +1456,7 @@ static int finish_v7(struct tdw *w, struct tdw_out *o)
 	};
 	static const unsigned int body_desc[] = { 1, 3, 4, 5, 6 };
 	bool compressed = w->opts.compression != TDW_COMP_NONE;
-	struct tdw_buf b = { 0 }, opts = { 0 };
+	struct tdw_buf b = { .sb = STRBUF_INIT }, opts = { .sb = STRBUF_INIT };
 	struct cpu_place *place;
 	u64 sec[6], opt_ptr, opt_off, fly_off, data_off, fly_size = 0;
 	unsigned int i;
@@ -1519,12 +1474,12 @@ static int finish_v7(struct tdw *w, struct tdw_out *o)
 
 	/* HEADER_INFO, then FTRACE_EVENTS, then the others. */
 	for (i = 0; i < ARRAY_SIZE(bodies); i++) {
-		b.len = 0;
+		b.sb.len = 0;
 		bodies[i](w, &b);
 		sec[i == 0 ? 0 : i + 1] = write_section(w, o, body_ids[i],
 							body_desc[i], &b);
 		if (i == 0) {
-			struct tdw_buf f = { 0 };
+			struct tdw_buf f = { .sb = STRBUF_INIT };
 
 			buf_add(&f, w->ftrace, w->ftrace_len);
 			sec[1] = write_section(w, o, TDW_OPT_FTRACE_EVENTS, 2,
@@ -1540,7 +1495,7 @@ static int finish_v7(struct tdw *w, struct tdw_out *o)
 	 */
 	build_options(w, &opts, sec, 0, place);
 	opt_off = o->pos;
-	fly_off = opt_off + 16 + opts.len;
+	fly_off = opt_off + 16 + opts.sb.len;
 	data_off = fly_off + 16;
 	if (!compressed)
 		data_off = roundup(data_off, (u64)w->page_size);
@@ -1551,7 +1506,7 @@ static int finish_v7(struct tdw *w, struct tdw_out *o)
 		fly_size += place[i].size;
 	}
 	build_options(w, &opts, sec, fly_off, place);
-	section_header(w, o, TDW_OPT_DONE, 0, string_id(0), opts.len);
+	section_header(w, o, TDW_OPT_DONE, 0, string_id(0), opts.sb.len);
 	out_buf(o, &opts);
 
 	section_header(w, o, TDW_OPT_BUFFER,
@@ -1570,13 +1525,13 @@ static int finish_v7(struct tdw *w, struct tdw_out *o)
 	if (compressed) {
 		fly_size = o->pos - data_off;
 		build_options(w, &opts, sec, fly_off, place);
-		out_patch(o, opt_off + 16, opts.data, opts.len);
+		out_patch(o, opt_off + 16, opts.sb.buf, opts.sb.len);
 		section_header_bytes(w, tmp, TDW_OPT_BUFFER, TDW_SEC_COMPRESSED,
 				     string_id(7), fly_size);
 		out_patch(o, fly_off, tmp, 16);
 	}
 
-	b.len = 0;
+	b.sb.len = 0;
 	for (i = 0; i < ARRAY_SIZE(tdw_strings); i++)
 		buf_addstr(&b, tdw_strings[i]);
 	write_section(w, o, TDW_OPT_STRINGS, 0, &b);
@@ -1596,7 +1551,7 @@ static int finish_v7(struct tdw *w, struct tdw_out *o)
  */
 static int finish_v6(struct tdw *w, struct tdw_out *o)
 {
-	struct tdw_buf b = { 0 }, clocks = { 0 };
+	struct tdw_buf b = { .sb = STRBUF_INIT }, clocks = { .sb = STRBUF_INIT };
 	u64 off;
 	unsigned int i;
 
@@ -1617,16 +1572,16 @@ static int finish_v6(struct tdw *w, struct tdw_out *o)
 	clock_list(w, &clocks);
 	if (clocks.failed)
 		o->err = -ENOMEM;
-	off = o->pos + w->nr_cpus * 16 + 8 + clocks.len;
+	off = o->pos + w->nr_cpus * 16 + 8 + clocks.sb.len;
 	off = roundup(off, (u64)w->page_size);
-	b.len = 0;
+	b.sb.len = 0;
 	for (i = 0; i < w->nr_cpus; i++) {
 		buf_add64(w, &b, w->cpus[i].size ? off : 0);
 		buf_add64(w, &b, w->cpus[i].size);
 		off += w->cpus[i].size;
 	}
-	buf_add64(w, &b, clocks.len);
-	buf_add(&b, clocks.data, clocks.len);
+	buf_add64(w, &b, clocks.sb.len);
+	buf_add(&b, clocks.sb.buf, clocks.sb.len);
 	out_buf(o, &b);
 	out_zero(o, roundup(o->pos, (u64)w->page_size) - o->pos);
 	for (i = 0; i < w->nr_cpus; i++)
