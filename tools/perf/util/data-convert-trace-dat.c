@@ -70,6 +70,7 @@ enum synth_event {
 	SYNTH_LOST,
 	SYNTH_LOST_SAMPLES,
 	SYNTH_AUX,
+	SYNTH_SWITCH,
 	SYNTH_MAX,
 };
 
@@ -126,6 +127,7 @@ static const char * const synth_name[SYNTH_MAX] = {
 	[SYNTH_LOST]		= "lost",
 	[SYNTH_LOST_SAMPLES]	= "lost_samples",
 	[SYNTH_AUX]		= "aux",
+	[SYNTH_SWITCH]		= "switch",
 };
 
 static const char * const synth_fields[SYNTH_MAX] = {
@@ -154,6 +156,12 @@ static const char * const synth_fields[SYNTH_MAX] = {
 	" 0x4, \"PARTIAL\" }, {"
 	" 0x8, \"COLLISION\" }, {"
 	" 0x100, \"CORESIGHT_RAW\" })\n",
+	[SYNTH_SWITCH] =
+	"\tfield:u64 out;\toffset:8;\tsize:8;\tsigned:0;\n"
+	"\tfield:u64 preempt;\toffset:16;\tsize:8;\tsigned:0;\n"
+	"\tfield:s64 next_prev_pid;\toffset:24;\tsize:8;\tsigned:1;\n"
+	"\tfield:s64 next_prev_tid;\toffset:32;\tsize:8;\tsigned:1;\n\n"
+	"print fmt: \"%s%s next_prev_pid=%lld next_prev_tid=%lld\", REC->out ? \"out\" : \"in\", REC->preempt ? \" preempt\" : \"\", REC->next_prev_pid, REC->next_prev_tid\n",
 };
 
 /* ftrace clock matching the perf clock of the recording. */
@@ -547,8 +555,6 @@ static bool no_effect(const struct convert_trace_dat *c,
 	switch (event->header.type) {
 	case PERF_RECORD_NAMESPACES:
 	case PERF_RECORD_CGROUP:
-	case PERF_RECORD_SWITCH:
-	case PERF_RECORD_SWITCH_CPU_WIDE:
 	case PERF_RECORD_THROTTLE:
 	case PERF_RECORD_UNTHROTTLE:
 		return true;
@@ -846,6 +852,36 @@ static int process_aux(const struct perf_tool *tool, union perf_event *event,
 	if (!percpu_in_order(c, sample->time) || create_writer(c))
 		return c->err;
 	return add_synth(c, SYNTH_AUX, sample, vals, 3);
+}
+
+/*
+ * PERF_RECORD_SWITCH and _SWITCH_CPU_WIDE (perf record --switch-events; AUX
+ * PMUs such as cs_etm and intel_pt record them anyway) as perf:switch
+ * events with --all: when the recording's tasks ran, for a recording
+ * without sched tracepoints. next_prev_pid/tid are -1 for a per-task
+ * switch record, which does not name the other task.
+ */
+static int process_switch(const struct perf_tool *tool, union perf_event *event,
+			  struct perf_sample *sample,
+			  struct machine *machine __maybe_unused)
+{
+	struct convert_trace_dat *c =
+		container_of(tool, struct convert_trace_dat, tool);
+	bool cpu_wide = event->header.type == PERF_RECORD_SWITCH_CPU_WIDE;
+	u64 vals[4] = {
+		!!(event->header.misc & PERF_RECORD_MISC_SWITCH_OUT),
+		!!(event->header.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT),
+		cpu_wide ? (u64)(s64)(s32)event->context_switch.next_prev_pid : (u64)-1,
+		cpu_wide ? (u64)(s64)(s32)event->context_switch.next_prev_tid : (u64)-1,
+	};
+
+	if (skip_time(c, sample) || !c->synthetic) {
+		percpu_note(c, sample->time);
+		return 0;
+	}
+	if (!percpu_in_order(c, sample->time) || create_writer(c))
+		return c->err;
+	return add_synth(c, SYNTH_SWITCH, sample, vals, 4);
 }
 
 /*
@@ -1339,7 +1375,7 @@ static void convert_tool_init(struct convert_trace_dat *c)
 	c->tool.exit		= process_sideband;
 	c->tool.itrace_start	= process_sideband;
 	c->tool.aux_output_hw_id = process_sideband;
-	c->tool.context_switch	= process_sideband;
+	c->tool.context_switch	= process_switch;
 	c->tool.throttle	= process_sideband;
 	c->tool.unthrottle	= process_sideband;
 	c->tool.ksymbol		= process_sideband;

@@ -427,6 +427,33 @@ test_no_tracing_data()
 	done
 }
 
+# --all makes perf:switch events of PERF_RECORD_SWITCH records: one per
+# record perf script shows, in and out, with the task that switched.
+test_switch_events()
+{
+	local n_perf n_dat
+
+	echo "Testing perf:switch events for PERF_RECORD_SWITCH records with --all"
+	perf record -q --switch-events -o "${tmpdir}/switch.data" -e cpu-clock \
+		-c 100000 -- perf test -w noploop 0.2 2>/dev/null
+	convert -i "${tmpdir}/switch.data" --all \
+		--to-trace-dat "${tmpdir}/switch.dat" || return
+	n_perf=$(perf script -i "${tmpdir}/switch.data" --show-switch-events \
+		-F pid,tid,time 2>/dev/null | grep -c "PERF_RECORD_SWITCH")
+	trace-cmd report "${tmpdir}/switch.dat" 2>/dev/null > "${tmpdir}/switch.txt"
+	n_dat=$(grep -cE "switch: +(in|out)( preempt)? next_prev_pid=-1 next_prev_tid=-1" \
+		"${tmpdir}/switch.txt")
+	if [ "${n_perf}" = 0 ] || [ "${n_perf}" != "${n_dat}" ]; then
+		echo "--all: ${n_perf} switch records in perf script, ${n_dat} perf:switch events in trace-cmd report"
+		return 1
+	fi
+	if ! grep -qE "switch: +out" "${tmpdir}/switch.txt" ||
+		! grep -qE "switch: +in" "${tmpdir}/switch.txt"; then
+		echo "--all: no perf:switch event in or out"
+		return 1
+	fi
+}
+
 # Append records after the last sample of the pipe-mode recording $2,
 # writing $3, and print the time of that sample: with $1 = aux,
 # PERF_RECORD_AUX, LOST and LOST_SAMPLES records (the sample_id trailer of
@@ -1109,6 +1136,7 @@ test_too_big || err=1
 test_compressed_input || err=1
 test_synthetic || err=1
 test_no_tracing_data || err=1
+test_switch_events || err=1
 test_task_names || err=1
 test_kallsyms || err=1
 test_kallsyms_no_buildid || err=1
