@@ -94,12 +94,14 @@ skip_if_unsupported() {
 	# a perf.data file of that size each.
 	avail=$(awk '$1 == "MemAvailable:" { print int($2 / 1024) }' /proc/meminfo)
 	if [ "${avail:-0}" -lt 1536 ]; then
-		echo "needs 1.5 GiB of available memory for its 256 MiB buffers (${avail:-?} MiB) [Skipped]"
+		echo "needs 1.5 GiB of available memory for its 256 MiB buffers" \
+			"(${avail:-?} MiB) [Skipped]"
 		exit 2
 	fi
 	space=$(df -Pm "${tmpdir}" | awk 'NR == 2 { print $4 }')
 	if [ "${space:-0}" -lt 1024 ]; then
-		echo "needs 1 GiB free in ${tmpdir} for its perf.data files (${space:-?} MiB) [Skipped]"
+		echo "needs 1 GiB free in ${tmpdir} for its perf.data files" \
+			"(${space:-?} MiB) [Skipped]"
 		exit 2
 	fi
 	if [ ! -r /proc/self/io ]; then

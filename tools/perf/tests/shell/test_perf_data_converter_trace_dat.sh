@@ -408,7 +408,8 @@ test_no_tracing_data()
 		n_dat=$(trace-cmd report "${tmpdir}/samples${g}.dat" 2>/dev/null |
 			grep -cE "sample: +cpu-clock ip=[^ ]+ pid=[0-9]+ tid=[0-9]+ period=100000")
 		if [ "${n_perf}" = 0 ] || [ "${n_perf}" != "${n_dat}" ]; then
-			echo "--all${g:+ $g}: ${n_perf} samples in perf script, ${n_dat} in trace-cmd report"
+			echo "--all${g:+ $g}: ${n_perf} samples in perf script," \
+				"${n_dat} in trace-cmd report"
 			err=1
 		fi
 		[ -n "${g}" ] || continue
@@ -444,7 +445,8 @@ test_switch_events()
 	n_dat=$(grep -cE "switch: +(in|out)( preempt)? next_prev_pid=-1 next_prev_tid=-1" \
 		"${tmpdir}/switch.txt")
 	if [ "${n_perf}" = 0 ] || [ "${n_perf}" != "${n_dat}" ]; then
-		echo "--all: ${n_perf} switch records in perf script, ${n_dat} perf:switch events in trace-cmd report"
+		echo "--all: ${n_perf} switch records in perf script," \
+			"${n_dat} perf:switch events in trace-cmd report"
 		return 1
 	fi
 	if ! grep -qE "switch: +out" "${tmpdir}/switch.txt" ||
@@ -778,7 +780,8 @@ test_kallsyms_no_buildid()
 	raw=$(grep -Ec "hrtimer_start: .*function=(0x)?[0-9a-f]{8,} " \
 		"${tmpdir}/other.report" || true)
 	if [ "${n}" = 0 ] || [ "${raw}" != "${n}" ]; then
-		echo "kallsyms: another host's recording: ${raw} of ${n} hrtimer_start events show an address, not this machine's symbols:"
+		echo "kallsyms: another host's recording: ${raw} of ${n} hrtimer_start events" \
+			"show an address, not this machine's symbols:"
 		grep -m3 "hrtimer_start:" "${tmpdir}/other.report"
 		err=1
 	fi
