@@ -96,6 +96,19 @@ kbuild_dir() {
 # Private apt configuration: papt_opts NAME prints apt options that use
 # $RIG_CACHE/apt/NAME/{sources.list,lists,cache,status}; /etc/apt is never used
 # for sources.
+# perf_pair NAME NOBUILD: build the base and the series perf (unless
+# NOBUILD is 1) and require both binaries; NAME prefixes the error.
+perf_pair() {
+	local p
+	if [ "${2:-0}" != 1 ]; then
+		make -C "$RIG_TOP" --no-print-directory perf BASE=1
+		make -C "$RIG_TOP" --no-print-directory perf
+	fi
+	for p in "$BUILD/perf-base/perf" "$BUILD/perf/perf"; do
+		[ -x "$p" ] || die "$1: $p not built; run 'make perf BASE=1' and 'make perf'"
+	done
+}
+
 papt_opts() {
 	local d=$RIG_CACHE/apt/$1
 	echo "-o Dir::Etc::SourceList=$d/sources.list -o Dir::Etc::SourceParts=/dev/null" \

@@ -21,13 +21,7 @@ stage "perf-flaky"
 runs=${FLAKY_RUNS:-300}
 [[ $runs =~ ^[1-9][0-9]*$ ]] || die "perf-flaky: FLAKY_RUNS must be a positive number (got '$runs')"
 IFS='|' read -r -a tests <<<"${FLAKY_TESTS:-Number of exit events of a simple workload|Software clock events period values}"
-if [ "${PERF_FLAKY_NOBUILD:-0}" != 1 ]; then
-	make -C "$RIG_TOP" --no-print-directory perf BASE=1
-	make -C "$RIG_TOP" --no-print-directory perf
-fi
-for p in "$BUILD/perf-base/perf" "$BUILD/perf/perf"; do
-	[ -x "$p" ] || die "perf-flaky: $p not built; run 'make perf BASE=1' and 'make perf'"
-done
+perf_pair perf-flaky "${PERF_FLAKY_NOBUILD:-0}"
 work=$(mktemp -d /tmp/perf-flaky.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$OUT"

@@ -38,13 +38,7 @@ stage "perf-suite"
 if [ "$(id -u)" != 0 ]; then
 	die "perf-suite: must run as root"
 fi
-if [ "${PERF_SUITE_NOBUILD:-0}" != 1 ]; then
-	make -C "$RIG_TOP" --no-print-directory perf BASE=1
-	make -C "$RIG_TOP" --no-print-directory perf
-fi
-for p in "$BUILD/perf-base/perf" "$BUILD/perf/perf"; do
-	[ -x "$p" ] || die "perf-suite: $p not built; run 'make perf BASE=1' and 'make perf'"
-done
+perf_pair perf-suite "${PERF_SUITE_NOBUILD:-0}"
 
 work=$(mktemp -d /tmp/perf-suite.XXXXXX)
 trap 'rm -rf "$work"' EXIT

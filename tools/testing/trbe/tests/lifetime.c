@@ -65,6 +65,17 @@ static bool test_munmap_stops_active_event(void)
 	return true;
 }
 
+/* P -> A, its child C scheduled in and 5000 bytes traced into A. */
+static bool child_traced_into_a(struct redirect_fixture *f)
+{
+	ASSERT_TRUE(harness_setup());
+	redirect_fixture(f, TCPU);
+	ASSERT_TRUE(ev_sched_in(f->c));
+	emit(TCPU, 5000);
+	ASSERT_CLEAN();
+	return true;
+}
+
 /*
  * The failed-begin use after free. P -> A, the child C traces into A;
  * SET_OUTPUT(P, -1). With the base core C keeps its transaction on A; its
@@ -82,11 +93,7 @@ static bool test_failed_begin_use_after_free(void)
 {
 	struct redirect_fixture f;
 
-	ASSERT_TRUE(harness_setup());
-	redirect_fixture(&f, TCPU);
-	ASSERT_TRUE(ev_sched_in(f.c));
-	emit(TCPU, 5000);
-	ASSERT_CLEAN();
+	ASSERT_TRUE(child_traced_into_a(&f));
 
 	ASSERT_EQ(perf_model_set_output(f.p, NULL), 0);
 	ASSERT_TRUE(!f.p->rb);
@@ -157,11 +164,7 @@ static bool test_set_output_overflow_frees_old(void)
 {
 	struct redirect_fixture f;
 
-	ASSERT_TRUE(harness_setup());
-	redirect_fixture(&f, TCPU);
-	ASSERT_TRUE(ev_sched_in(f.c));
-	emit(TCPU, 5000);
-	ASSERT_CLEAN();
+	ASSERT_TRUE(child_traced_into_a(&f));
 
 	ASSERT_EQ(perf_model_set_output(f.p, f.ob), 0);
 	ASSERT_CLEAN();
