@@ -653,6 +653,23 @@ static int add_synth(struct convert_trace_dat *c, enum synth_event type,
 }
 
 /*
+ * A side band record as a synthetic event with --all; without it, or
+ * outside --time, only its time is noted for the per-CPU order.
+ */
+static int add_synth_record(struct convert_trace_dat *c, enum synth_event type,
+			    const struct perf_sample *sample, const u64 *vals,
+			    int nr)
+{
+	if (skip_time(c, sample) || !c->synthetic) {
+		percpu_note(c, sample->time);
+		return 0;
+	}
+	if (!percpu_in_order(c, sample->time) || create_writer(c))
+		return c->err;
+	return add_synth(c, type, sample, vals, nr);
+}
+
+/*
  * The longest callchain text of a sample, cut at a frame beyond: with the
  * event name the sample stays within a 4 KiB ring buffer page.
  */
@@ -826,13 +843,7 @@ static int process_lost_samples(const struct perf_tool *tool,
 		container_of(tool, struct convert_trace_dat, tool);
 	u64 val = event->lost_samples.lost;
 
-	if (skip_time(c, sample) || !c->synthetic) {
-		percpu_note(c, sample->time);
-		return 0;
-	}
-	if (!percpu_in_order(c, sample->time) || create_writer(c))
-		return c->err;
-	return add_synth(c, SYNTH_LOST_SAMPLES, sample, &val, 1);
+	return add_synth_record(c, SYNTH_LOST_SAMPLES, sample, &val, 1);
 }
 
 static int process_aux(const struct perf_tool *tool, union perf_event *event,
@@ -845,13 +856,7 @@ static int process_aux(const struct perf_tool *tool, union perf_event *event,
 		event->aux.aux_offset, event->aux.aux_size, event->aux.flags,
 	};
 
-	if (skip_time(c, sample) || !c->synthetic) {
-		percpu_note(c, sample->time);
-		return 0;
-	}
-	if (!percpu_in_order(c, sample->time) || create_writer(c))
-		return c->err;
-	return add_synth(c, SYNTH_AUX, sample, vals, 3);
+	return add_synth_record(c, SYNTH_AUX, sample, vals, 3);
 }
 
 /*
@@ -875,13 +880,7 @@ static int process_switch(const struct perf_tool *tool, union perf_event *event,
 		cpu_wide ? (u64)(s64)(s32)event->context_switch.next_prev_tid : (u64)-1,
 	};
 
-	if (skip_time(c, sample) || !c->synthetic) {
-		percpu_note(c, sample->time);
-		return 0;
-	}
-	if (!percpu_in_order(c, sample->time) || create_writer(c))
-		return c->err;
-	return add_synth(c, SYNTH_SWITCH, sample, vals, 4);
+	return add_synth_record(c, SYNTH_SWITCH, sample, vals, 4);
 }
 
 /*

@@ -15,12 +15,15 @@
 # script: a zstd frame of raw and RLE blocks needs no zstd library.
 # - long:  decompresses to comp_mmap_len + 64..128 KiB of FINISHED_ROUND
 #          events: must decode, every event counted.
+# - exact: decompresses to exactly comp_mmap_len + 128 KiB, the bound:
+#          must decode, every event counted.
 # - bomb:  decompresses to 2 GiB of zeros: perf report and perf script
 #          must stop with the bound error (perf script exits non-zero;
 #          perf report exits 0 after any processing error), no signal,
 #          and stay far below 2 GiB of memory (ulimit -v, peak RSS).
-# - nested: a compressed record inside decompressed data, which perf
-#          record never writes: refused with one line of error.
+# - nested, auxtrace, tracing: a compressed record, an AUXTRACE record
+#          and a HEADER_TRACING_DATA record inside decompressed data,
+#          which perf record never writes: refused with one line of error.
 
 set -u
 
@@ -51,7 +54,7 @@ if [ ! -x /usr/bin/time ]; then
 	exit 2
 fi
 
-# craft.py long|bomb|nested <in> <out>: <out> is the pipe-mode recording <in>
+# craft.py long|exact|bomb|nested|auxtrace|tracing <in> <out>: <out> is the pipe-mode recording <in>
 # without its COMPRESSED2 records and with one crafted record after the
 # last HEADER_FEATURE event. Prints the number of FINISHED_ROUND events
 # <out> holds, crafted ones included, and comp_mmap_len.
@@ -62,6 +65,7 @@ import sys
 mode, src, dst = sys.argv[1:4]
 data = open(src, "rb").read()
 HEADER_FEATURE, COMPRESSED2, FINISHED_ROUND = 80, 83, 68
+HEADER_TRACING_DATA, AUXTRACE = 66, 71
 HEADER_COMPRESSED = 27
 
 def zframe(blocks):
@@ -101,6 +105,22 @@ if mode == "long":
         blocks.append(("raw", struct.pack("<IHH", FINISHED_ROUND, 0, esize)))
         blocks.append(("rle", (0, esize - 8)))
     rounds += n
+elif mode == "exact":
+    # FINISHED_ROUND events of exactly comp_mmap_len + 128 KiB in all.
+    total, esize, blocks = mmap_len + 131072, 65528, []
+    while total:
+        size = min(esize, total)
+        blocks.append(("raw", struct.pack("<IHH", FINISHED_ROUND, 0, size)))
+        if size > 8:
+            blocks.append(("rle", (0, size - 8)))
+        total -= size
+        rounds += 1
+elif mode == "auxtrace":
+    # An AUXTRACE record that claims 4 KiB of AUX data after it.
+    blocks = [("raw", struct.pack("<IHHQQQIIII", AUXTRACE, 0, 48, 4096, 0, 0, 0, 0, 0, 0))]
+elif mode == "tracing":
+    # A HEADER_TRACING_DATA record that claims 4 KiB of tracing data after it.
+    blocks = [("raw", struct.pack("<IHHII", HEADER_TRACING_DATA, 0, 16, 4096, 0))]
 elif mode == "nested":
     # A compressed record (of one FINISHED_ROUND) inside compressed data.
     inner_frame = zframe([("raw", struct.pack("<IHH", FINISHED_ROUND, 0, 8))])
@@ -161,6 +181,30 @@ else
 	fi
 fi
 
+# exact: a record of exactly the bound decodes.
+if ! read -r rounds mmap_len < <(python3 "${tmpdir}/craft.py" exact \
+	"${tmpdir}/orig.pipe" "${tmpdir}/exact.pipe"); then
+	echo "cannot craft the exact record"
+	exit 1
+fi
+echo "--- exact: one record decompressing to comp_mmap_len (${mmap_len}) + 128 KiB"
+if ! perf report -D -i "${tmpdir}/exact.pipe" >"${tmpdir}/exact.stats" \
+	2>"${tmpdir}/exact.err"; then
+	echo "exact: perf report failed:"
+	grep -v schedstat "${tmpdir}/exact.err" | head -3
+	err=1
+else
+	n=$(awk '$1 == "FINISHED_ROUND" && $2 == "events:" { print $3 }' \
+		"${tmpdir}/exact.stats")
+	if [ "${n:-0}" != "${rounds}" ]; then
+		echo "exact: ${n:-0} FINISHED_ROUND events decoded, ${rounds} expected:"
+		grep -v schedstat "${tmpdir}/exact.err" | head -3
+		err=1
+	else
+		echo "exact: ok, ${n} FINISHED_ROUND events decoded"
+	fi
+fi
+
 # bomb: 2 GiB from one record is refused, with bounded memory.
 if ! python3 "${tmpdir}/craft.py" bomb "${tmpdir}/orig.pipe" \
 	"${tmpdir}/bomb.pipe" >/dev/null; then
@@ -206,26 +250,30 @@ echo "--- bomb: one 64 KiB record decompressing to 2 GiB"
 bomb_case report
 bomb_case script
 
-# nested: perf record never compresses a compressed record. One inside
-# decompressed data is refused with one line, not processed (a copy of the
-# rest of its buffer, itself included, was processed again for each later
-# event).
-echo "--- nested: a compressed record inside decompressed data"
-if ! python3 "${tmpdir}/craft.py" nested "${tmpdir}/orig.pipe" \
-	"${tmpdir}/nested.pipe" >/dev/null; then
-	echo "cannot craft the nested record"
-	exit 1
-fi
-timeout -k 5 60 perf report -D -i "${tmpdir}/nested.pipe" >"${tmpdir}/nested.out" \
-	2>"${tmpdir}/nested.err"
-rc=$?
-msg=$(grep -m1 "Compressed record inside compressed data" "${tmpdir}/nested.err")
-echo "nested: perf report -D exited ${rc}: ${msg:-no error about the nested record}"
-if [ -z "${msg}" ] || [ "${rc}" -ge 124 ]; then
-	echo "nested: expected the nested record refused with one line, then a plain exit"
-	grep -v schedstat "${tmpdir}/nested.err" | head -3
-	err=1
-fi
+# nested, auxtrace, tracing: perf record never compresses a compressed
+# record, nor a record whose data follows it in the file or pipe. One
+# inside decompressed data is refused with one line, not processed (a
+# nested compressed record got a copy of the rest of its buffer, itself
+# included, processed again for each later event; AUXTRACE and tracing
+# data took their data from the file or pipe after the compressed record).
+for mode in nested auxtrace tracing; do
+	echo "--- ${mode}: a record perf record never compresses inside decompressed data"
+	if ! python3 "${tmpdir}/craft.py" "${mode}" "${tmpdir}/orig.pipe" \
+		"${tmpdir}/${mode}.pipe" >/dev/null; then
+		echo "cannot craft the ${mode} record"
+		exit 1
+	fi
+	timeout -k 5 60 perf report -D -i "${tmpdir}/${mode}.pipe" \
+		>"${tmpdir}/${mode}.out" 2>"${tmpdir}/${mode}.err"
+	rc=$?
+	msg=$(grep -m1 "record inside decompressed data" "${tmpdir}/${mode}.err")
+	echo "${mode}: perf report -D exited ${rc}: ${msg:-no error about the record}"
+	if [ -z "${msg}" ] || [ "${rc}" -ge 124 ]; then
+		echo "${mode}: expected the record refused with one line, then a plain exit"
+		grep -v schedstat "${tmpdir}/${mode}.err" | head -3
+		err=1
+	fi
+done
 
 if [ "${err}" = 0 ]; then
 	echo "perf report -z decoder bound test [Success]"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# perf record -z of incompressible data: a full 16 and 256 MiB buffer fits, sync and --aio
+# perf record -z of incompressible data: full 16 and 256 MiB buffers, sync and --aio (exclusive)
 # SPDX-License-Identifier: GPL-2.0
 #
 # Data that does not compress comes out of zstd bigger than it went in: raw
@@ -43,6 +43,7 @@
 set -u
 
 err=0
+not_judged=0
 tmpdir=$(mktemp -d /tmp/__perf_test.zstd_incompressible.XXXXX)
 cksum_pid=
 perf_pid=
@@ -238,6 +239,13 @@ check_case() {
 	ratio=$(sed -nE 's/.*ratio is ([0-9.]+).*/\1/p' "${data}.rec")
 	echo "${name}: ${samples:-0} samples, ${lost:-0} LOST and ${exits:-0} EXIT records" \
 	     "decoded, $(grep -o 'original [^)]*' "${data}.rec")"
+	if [ "${samples:-0}" = 0 ] && [ "${lost:-0}" = 0 ]; then
+		# The case rests on cksum reading 64 KiB into its stack: a
+		# cksum that reads otherwise leaves the filter nothing.
+		echo "${name}: no read(2) of 64 KiB sampled: this cksum reads otherwise, not judged"
+		not_judged=$((not_judged + 1))
+		return
+	fi
 	if [ "${exits:-0}" -lt 1 ]; then
 		echo "${name}: no EXIT record: the end of the recording was lost"
 		err=1
@@ -268,7 +276,10 @@ check_case m16M-z 16 -z
 check_case m256M-z 256 -z
 check_case m256M-z-aio 256 -z --aio
 
-if [ "${err}" = 0 ]; then
+if [ "${err}" = 0 ] && [ "${not_judged}" = 3 ]; then
+	echo "cksum does not read 64 KiB at a time [Skipped]"
+	exit 2
+elif [ "${err}" = 0 ]; then
 	echo "perf record -z incompressible data test [Success]"
 else
 	echo "perf record -z incompressible data test [Failed]"

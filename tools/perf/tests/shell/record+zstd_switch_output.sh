@@ -91,7 +91,11 @@ run_case() {
 	fi
 	echo "${name}: ${nr} files, ${total} of ${expected} exec COMM records decoded," \
 	     "${lost} LOST records"
-	if [ "${total}" -ne "${expected}" ]; then
+	# A LOST record can take an exec COMM with it: fewer COMMs are then
+	# not a decoding failure (one would show above), and not judged.
+	if [ "${total}" -lt "${expected}" ] && [ "${lost}" -gt 0 ]; then
+		echo "${name}: ${lost} LOST records, the COMM count is not judged"
+	elif [ "${total}" -ne "${expected}" ]; then
 		err=1
 	fi
 }

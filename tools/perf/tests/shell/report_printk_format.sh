@@ -53,14 +53,29 @@ if ! perl -0777 -pi -e '
 	exit 2
 fi
 
-# --error-exitcode: a read outside an allocation; perf's own exit status
-# does not matter here, only that it ran to its end without one.
-valgrind -q --error-exitcode=99 perf report -D -i "${data}" \
+# An invalid read in the parsing of the printk formats (perf's
+# parse_ftrace_printk() or libtraceevent's tep_register_print_string()
+# on its stack) fails the test; other memcheck reports, in perf's
+# libraries say, are shown but not judged here. perf's own exit status
+# does not matter, only that it ran to its end.
+valgrind --num-callers=30 perf report -D -i "${data}" \
 	>"${tmpdir}/report.out" 2>"${tmpdir}/report.err"
 rc=$?
-if [ "${rc}" = 99 ] || grep -q 'Invalid read' "${tmpdir}/report.err"; then
+awk -v dir="${tmpdir}" '/== Invalid read/ { blk = $0; inb = 1; next }
+	inb && /^==[0-9]+== *$/ {
+		f = blk ~ /parse_ftrace_printk|tep_register_print_string/ ? "printk" : "other"
+		print blk >(dir "/reads." f)
+		inb = 0
+		next
+	}
+	inb { blk = blk "\n" $0 }' "${tmpdir}/report.err"
+if [ -s "${tmpdir}/reads.other" ]; then
+	echo "valgrind reports an invalid read elsewhere (not judged):"
+	head -6 "${tmpdir}/reads.other"
+fi
+if [ -s "${tmpdir}/reads.printk" ]; then
 	echo "valgrind reports an invalid read reading the printk formats:"
-	grep -A4 'Invalid read' "${tmpdir}/report.err" | head -8
+	head -8 "${tmpdir}/reads.printk"
 	err=1
 elif [ "${rc}" -gt 128 ]; then
 	echo "perf report -D died of signal $((rc - 128))"

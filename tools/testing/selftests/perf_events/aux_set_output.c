@@ -1512,7 +1512,8 @@ static void check_aux_records(struct __test_metadata *_metadata, struct auxbuf *
 			if (!known && !other_task++)
 				TH_LOG("%s: a PERF_RECORD_AUX written by task %u, not a child",
 				       name, r.tid);
-			if (r.size && r.offset != end) {
+			/* A record of size 0 (a flag) still sits at the end */
+			if (r.offset != end) {
 				if (!bad++)
 					first_bad = end;
 				TH_LOG("%s: PERF_RECORD_AUX [%llu, %llu) after [0, %llu) (%s)",
@@ -2005,7 +2006,7 @@ static int count_ring_records(struct auxbuf *b, __u32 type)
  * perf_event_throttle_group() stops P as well, and the tick's unthrottle
  * starts it again. P is redirected between A and B many times meanwhile;
  * a restart must leave a throttled P to the unthrottle, or P is started
- * twice (etm-perf WARNs in etm_event_start()). The module counts starts
+ * twice, the second time while it runs. The module counts starts
  * of an event already running; PERF_RECORD_THROTTLE records in A and B
  * show that P was throttled at all.
  */
@@ -2098,7 +2099,9 @@ TEST_F_TIMEOUT(throttle, set_output, 20)
 	ASSERT_GE(self->sib, 0) TH_LOG("cpu-clock sibling: %s", strerror(errno));
 	ASSERT_EQ(ioctl(self->p, PERF_EVENT_IOC_SET_OUTPUT, self->a.fd), 0);
 	/* DIV_ROUND_UP(1000, HZ) samples a tick before the group is throttled */
-	ASSERT_EQ(write_long(MAX_SAMPLE_RATE, 1000), 0)
+	if (write_long(MAX_SAMPLE_RATE, 1000) && errno == EINVAL)
+		SKIP(return, MAX_SAMPLE_RATE " is fixed (perf_cpu_time_max_percent 0 or 100)");
+	ASSERT_EQ(read_long(MAX_SAMPLE_RATE), 1000)
 		TH_LOG(MAX_SAMPLE_RATE ": %s", strerror(errno));
 	ASSERT_EQ(ioctl(self->p, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP), 0);
 	sleep_ms(20);
