@@ -889,8 +889,12 @@ static int process_switch(const struct perf_tool *tool, union perf_event *event,
  * before the previous FINISHED_ROUND have been queued and, mostly,
  * delivered; let the kernel drop their pages.  The mapping is shared and
  * read-only, so a page that is still needed is faulted back in from the
- * page cache.
+ * page cache.  In steps of DROP_STEP bytes: each madvise() flushes the TLB
+ * of every CPU that runs the process, and a round is often less than a
+ * megabyte.
  */
+#define DROP_STEP	(32ULL << 20)
+
 static int process_finished_round(const struct perf_tool *tool,
 				  union perf_event *event,
 				  struct ordered_events *oe)
@@ -912,7 +916,7 @@ static int process_finished_round(const struct perf_tool *tool,
 	    pos < base || pos >= base + session->one_mmap_size)
 		return ret;
 	end = round_down(c->round_pos, page_size);
-	if (end > c->dropped_to) {
+	if (end >= c->dropped_to + DROP_STEP) {
 		madvise(base + c->dropped_to, end - c->dropped_to,
 			MADV_DONTNEED);
 		c->dropped_to = end;

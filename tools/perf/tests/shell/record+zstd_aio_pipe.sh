@@ -38,18 +38,21 @@ run_case() {
 	local name=$1
 	shift
 	local out="${tmpdir}/${name}.pipe" log="${tmpdir}/${name}.err"
-	local rc n
+	local rc n hpid
 
 	echo "--- ${name}: perf record $* -o - | perf report -i - (record.aio = 2)"
 	# Bound what a looping perf could write: with stderr closed after
 	# 64 KiB it dies of SIGPIPE. The time bound is only a last resort,
 	# far above the few seconds this takes even on a loaded machine.
+	mkfifo "${tmpdir}/${name}.fifo"
+	head -c 65536 <"${tmpdir}/${name}.fifo" >"${log}" &
+	hpid=$!
 	timeout -s KILL 120 perf record "$@" -e cpu-clock -c 100000 -o - -- \
-		perf test -w noploop 1 2> >(head -c 65536 >"${log}") |
+		perf test -w noploop 1 2>"${tmpdir}/${name}.fifo" |
 		head -c 268435456 >"${out}"
 	rc=${PIPESTATUS[0]}
-	# Let the process substitution finish writing the log.
-	wait
+	# The log is complete once head has exited.
+	wait "${hpid}"
 	if [ "${rc}" != 0 ]; then
 		echo "${name}: perf record exited ${rc}:"
 		grep -v schedstat "${log}" | head -3

@@ -156,54 +156,41 @@ if ! perf record -z -e cpu-clock -c 1000000 -o - -- perf test -w noploop 1 \
 	exit 1
 fi
 
-# long: a record one zstd block longer than the record buffer decodes.
-if ! read -r rounds mmap_len < <(python3 "${tmpdir}/craft.py" long \
-	"${tmpdir}/orig.pipe" "${tmpdir}/long.pipe"); then
-	echo "cannot craft the long record"
-	exit 1
-fi
-echo "--- long: one record decompressing to comp_mmap_len (${mmap_len}) + up to 128 KiB"
-# perf report -D ends with the event counts; --stats ignores the feature
-# events of a pipe, and so comp_mmap_len.
-if ! perf report -D -i "${tmpdir}/long.pipe" >"${tmpdir}/long.stats" \
-	2>"${tmpdir}/long.err"; then
-	echo "long: perf report failed:"
-	grep -v schedstat "${tmpdir}/long.err" | head -3
-	err=1
-else
-	n=$(awk '$1 == "FINISHED_ROUND" && $2 == "events:" { print $3 }' \
-		"${tmpdir}/long.stats")
-	if [ "${n:-0}" != "${rounds}" ]; then
-		echo "long: ${n:-0} FINISHED_ROUND events decoded, ${rounds} expected"
-		err=1
-	else
-		echo "long: ok, ${n} FINISHED_ROUND events decoded"
-	fi
-fi
+# decode_case MODE WHAT: the record MODE crafts, decompressing to
+# comp_mmap_len + WHAT, decodes with every FINISHED_ROUND event counted.
+decode_case() {
+	local mode=$1 what=$2 rounds mmap_len n
 
-# exact: a record of exactly the bound decodes.
-if ! read -r rounds mmap_len < <(python3 "${tmpdir}/craft.py" exact \
-	"${tmpdir}/orig.pipe" "${tmpdir}/exact.pipe"); then
-	echo "cannot craft the exact record"
-	exit 1
-fi
-echo "--- exact: one record decompressing to comp_mmap_len (${mmap_len}) + 128 KiB"
-if ! perf report -D -i "${tmpdir}/exact.pipe" >"${tmpdir}/exact.stats" \
-	2>"${tmpdir}/exact.err"; then
-	echo "exact: perf report failed:"
-	grep -v schedstat "${tmpdir}/exact.err" | head -3
-	err=1
-else
+	if ! read -r rounds mmap_len < <(python3 "${tmpdir}/craft.py" "${mode}" \
+		"${tmpdir}/orig.pipe" "${tmpdir}/${mode}.pipe"); then
+		echo "cannot craft the ${mode} record"
+		exit 1
+	fi
+	echo "--- ${mode}: one record decompressing to comp_mmap_len (${mmap_len}) + ${what}"
+	# perf report -D ends with the event counts; --stats ignores the
+	# feature events of a pipe, and so comp_mmap_len.
+	if ! perf report -D -i "${tmpdir}/${mode}.pipe" >"${tmpdir}/${mode}.stats" \
+		2>"${tmpdir}/${mode}.err"; then
+		echo "${mode}: perf report failed:"
+		grep -v schedstat "${tmpdir}/${mode}.err" | head -3
+		err=1
+		return
+	fi
 	n=$(awk '$1 == "FINISHED_ROUND" && $2 == "events:" { print $3 }' \
-		"${tmpdir}/exact.stats")
+		"${tmpdir}/${mode}.stats")
 	if [ "${n:-0}" != "${rounds}" ]; then
-		echo "exact: ${n:-0} FINISHED_ROUND events decoded, ${rounds} expected:"
-		grep -v schedstat "${tmpdir}/exact.err" | head -3
+		echo "${mode}: ${n:-0} FINISHED_ROUND events decoded, ${rounds} expected:"
+		grep -v schedstat "${tmpdir}/${mode}.err" | head -3
 		err=1
 	else
-		echo "exact: ok, ${n} FINISHED_ROUND events decoded"
+		echo "${mode}: ok, ${n} FINISHED_ROUND events decoded"
 	fi
-fi
+}
+
+# long: a record one zstd block longer than the record buffer decodes;
+# exact: so does one of exactly the bound.
+decode_case long "up to 128 KiB"
+decode_case exact "128 KiB"
 
 # bomb: 2 GiB from one record is refused, with bounded memory.
 if ! python3 "${tmpdir}/craft.py" bomb "${tmpdir}/orig.pipe" \
