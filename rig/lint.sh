@@ -69,6 +69,8 @@ ok "checkpatch --strict ran on ${#SERIES[@]} patches and ${#CFILES[@]} overlay C
 #     target/arm/ is maintained as a whole). The self-test module: kernel
 #     checkpatch --strict.
 mapfile -t QSERIES < <(grep -v '^\s*\(#\|$\)' rig/qemu/series)
+fail_before=$fail
+fail=0
 for f in rig/qemu/*.patch; do
 	printf '%s\n' "${QSERIES[@]}" | grep -qxF "${f#rig/qemu/}" || bad "$f is not listed in rig/qemu/series"
 done
@@ -91,15 +93,20 @@ for f in rig/qemu/selftest/*.c; do
 	# shellcheck disable=SC2046
 	out=$( (cd "$TREE" && "${CP[@]}" $(cp_ignore "$f") --no-tree -f "$RIG_TOP/$f") 2>&1) || { bad "checkpatch: $f"; echo "$out" | head -40 >&2; }
 done
-ok "rig/qemu: ${#QSERIES[@]} patches clean under QEMU's checkpatch.pl, the self-test module under checkpatch --strict"
+[ "$fail" = 1 ] ||
+	ok "rig/qemu: ${#QSERIES[@]} patches clean under QEMU's checkpatch.pl, the self-test module under checkpatch --strict"
+[ "$fail_before" = 0 ] || fail=1
 
 # 4. shellcheck on the rig and on overlay shell scripts.
 mapfile -t SH < <( { git ls-files -co --exclude-standard -- rig .ci '*.sh'; } | sort -u |
 	while read -r f; do [ -f "$f" ] && head -1 "$f" | grep -qE '^#!.*(ba)?sh' && echo "$f"; done; git ls-files -co --exclude-standard -- 'rig/*.sh' )
 mapfile -t SH < <(printf '%s\n' "${SH[@]}" | sort -u)
 if [ ${#SH[@]} -gt 0 ]; then
-	shellcheck -x -S warning "${SH[@]}" >&2 || bad "shellcheck"
-	ok "shellcheck on ${#SH[@]} scripts"
+	if shellcheck -x -S warning "${SH[@]}" >&2; then
+		ok "shellcheck on ${#SH[@]} scripts"
+	else
+		bad "shellcheck"
+	fi
 fi
 
 # perf test runs only the shell tests it may execute: a test without the
@@ -144,8 +151,10 @@ else
 				die "lint: prepare failed for $arch"
 			: >"$L"
 			[ ${#objs[@]} -gt 0 ] || continue
+			# Not silent even under `make -s lint`: the CHECK lines are
+			# the count of files sparse ran on.
 			# shellcheck disable=SC2046
-			cpu_lock make -C "$TREE" O="$O" $(kmake_args "$arch") CC="$(kcc "$arch")" -j2 \
+			MAKEFLAGS='' cpu_lock make -C "$TREE" O="$O" $(kmake_args "$arch") CC="$(kcc "$arch")" -j2 \
 				C=2 CHECK="$SPARSE" W=1 "${objs[@]}" >>"$L" 2>&1 || echo "BUILD-FAILED ${objs[*]}" >>"$L"
 		done
 	}
@@ -161,6 +170,7 @@ else
 	build_checks series
 	for arch in x86_64 arm64; do
 		n=$(grep -c '  CHECK ' "$BUILD/lint-series-$arch.log" || true)
+		[ "$n" -gt 0 ] || bad "$arch: sparse ran on no file (no CHECK line in build/lint-series-$arch.log)"
 		comm -13 <(norm "$BUILD/lint-base-$arch.log") <(norm "$BUILD/lint-series-$arch.log") >"$BUILD/lint-new-$arch.txt"
 		if [ -s "$BUILD/lint-new-$arch.txt" ]; then
 			bad "$arch: new sparse/W=1 reports:"

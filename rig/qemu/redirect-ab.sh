@@ -44,7 +44,7 @@ QEMU_BIN=$(bash rig/qemu/build.sh --path) || die "make qemu failed"
 # are not asserted on the base (as in make kernel-ab): their outcome there
 # depends on timing, not on the bug.
 ASSERTED='redirect\.[a-z_]+\.(switch_buffer|repeated|to_none|unmap_old)|redirect\.(one_child|many_children)\.aux_records'
-TESTS=36
+TESTS=40
 # wake_old needs a transaction that writes no record until the redirect,
 # which only swaux can hold.
 SKIPS='redirect\.[a-z_]+_snapshot\.aux_records|redirect\.[a-z_]+\.wake_old'

@@ -17,11 +17,13 @@
  *   stops the event itself (perf_event_stop(event, 0)) and swaps
  *   event->rb; inherited children are left alone with their transaction
  *   open on the old buffer;
- * - fixed: the series' perf/core patch ("Restart inherited AUX events
- *   when SET_OUTPUT changes buffer"): detach the old rb and stop the
- *   children, attach the new rb, then stop the event and its children
- *   with restart, so that each begins its next transaction on the new
- *   buffer (or stays stopped if there is none).
+ * - fixed: the series' perf/core patches ("Stop inherited AUX events
+ *   when SET_OUTPUT changes buffer", "Restart AUX events on the new
+ *   buffer after SET_OUTPUT"): stop the event and its children on the
+ *   old rb and switch to the new one (one step on the kernel: a
+ *   cross-CPU call on the events' CPU), then stop the event and its
+ *   children with restart, so that each begins its next transaction on
+ *   the new buffer (or stays stopped if there is none).
  *
  * Buffer lifetime, the same in both: munmap() of an AUX area
  * (perf_model_munmap_aux(), after perf_mmap_close()) stops the AUX events
@@ -645,8 +647,9 @@ static int perf_model_set_output(struct perf_event *event,
 		return 0;
 	}
 
+	/* perf_event_switch_aux() */
 	if (event->rb) {
-		ring_buffer_attach(event, NULL);
+		perf_event_stop(event, 0);
 		perf_event_stop_children(event, 0);
 	}
 	ring_buffer_attach(event, rb);

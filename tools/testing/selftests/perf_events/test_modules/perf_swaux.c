@@ -508,11 +508,19 @@ static void swaux_event_stop(struct perf_event *event, int flags)
 	swaux_stop_writer(event, false);
 }
 
+/*
+ * As etm_event_add(), pt_event_add() and arm_spe_pmu_add(): an event that
+ * cannot start (no buffer to begin on, the sink busy) is not added, so a
+ * pinned one goes to the error state.
+ */
 static int swaux_event_add(struct perf_event *event, int flags)
 {
 	event->hw.state = PERF_HES_STOPPED;
-	if (flags & PERF_EF_START)
+	if (flags & PERF_EF_START) {
 		swaux_event_start(event, 0);
+		if (event->hw.state & PERF_HES_STOPPED)
+			return -EINVAL;
+	}
 
 	return 0;
 }
