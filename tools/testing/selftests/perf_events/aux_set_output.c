@@ -1748,14 +1748,14 @@ TEST_F_TIMEOUT(redirect, pinned_self, 10)
 	ASSERT_EQ(ioctl(self->p_fd, PERF_EVENT_IOC_ENABLE, 0), 0);
 	ASSERT_TRUE(spin_until_changed(variant, A, B, A, WAIT_MS))
 		TH_LOG("P never wrote into A");
-	ASSERT_EQ(read(self->p_fd, &count, sizeof(count)), sizeof(count));
+	ASSERT_EQ(read(self->p_fd, &count, sizeof(count)), (ssize_t)sizeof(count));
 
 	for (int i = 0; i < PINNED_REDIRECTS; i++) {
 		struct auxbuf *to = i % 2 ? A : B;
 
 		auxbuf_save(to);
 		ASSERT_EQ(ioctl(self->p_fd, PERF_EVENT_IOC_SET_OUTPUT, to->fd), 0);
-		ASSERT_EQ(read(self->p_fd, &count, sizeof(count)), sizeof(count))
+		ASSERT_EQ(read(self->p_fd, &count, sizeof(count)), (ssize_t)sizeof(count))
 			TH_LOG("redirect %d left P in the error state", i + 1);
 		/* Switched out and in: P begins on the new buffer on any kernel */
 		sleep_ms(1);
