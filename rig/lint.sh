@@ -8,7 +8,8 @@
 stage lint
 cd "$RIG_TOP" || exit 1
 fail=0
-bad() { echo "lint: FAIL: $*" >&2; fail=1; }
+nbad=0
+bad() { echo "lint: FAIL: $*" >&2; fail=1; nbad=$((nbad + 1)); }
 ok() { echo "lint: ok: $*" >&2; }
 
 # 1. Series lint (Debian check-patches style).
@@ -69,8 +70,7 @@ ok "checkpatch --strict ran on ${#SERIES[@]} patches and ${#CFILES[@]} overlay C
 #     target/arm/ is maintained as a whole). The self-test module: kernel
 #     checkpatch --strict.
 mapfile -t QSERIES < <(grep -v '^\s*\(#\|$\)' rig/qemu/series)
-fail_before=$fail
-fail=0
+qemu_bad=$nbad
 for f in rig/qemu/*.patch; do
 	printf '%s\n' "${QSERIES[@]}" | grep -qxF "${f#rig/qemu/}" || bad "$f is not listed in rig/qemu/series"
 done
@@ -93,9 +93,8 @@ for f in rig/qemu/selftest/*.c; do
 	# shellcheck disable=SC2046
 	out=$( (cd "$TREE" && "${CP[@]}" $(cp_ignore "$f") --no-tree -f "$RIG_TOP/$f") 2>&1) || { bad "checkpatch: $f"; echo "$out" | head -40 >&2; }
 done
-[ "$fail" = 1 ] ||
+[ "$nbad" -gt "$qemu_bad" ] ||
 	ok "rig/qemu: ${#QSERIES[@]} patches clean under QEMU's checkpatch.pl, the self-test module under checkpatch --strict"
-[ "$fail_before" = 0 ] || fail=1
 
 # 4. shellcheck on the rig and on overlay shell scripts.
 mapfile -t SH < <( { git ls-files -co --exclude-standard -- rig .ci '*.sh'; } | sort -u |

@@ -1696,9 +1696,13 @@ TEST_F_TIMEOUT(redirect, p_active, 15)
 	check_module(_metadata, self);
 }
 
-/* Keep this task busy on X for up to @ms, until @b changed since its save */
-static bool spin_until_changed(const FIXTURE_VARIANT(redirect) *variant,
-			       struct auxbuf *A, struct auxbuf *B,
+/*
+ * Keep this task busy on X for up to @ms, until @b changed since its save,
+ * keeping non-snapshot buffers drained
+ */
+static bool spin_until_changed(struct __test_metadata *_metadata,
+			       FIXTURE_DATA(redirect) *self,
+			       const FIXTURE_VARIANT(redirect) *variant,
 			       struct auxbuf *b, long ms)
 {
 	double end = now_ms() + ms;
@@ -1706,10 +1710,7 @@ static bool spin_until_changed(const FIXTURE_VARIANT(redirect) *variant,
 	do {
 		if (auxbuf_changed(b))
 			return true;
-		if (!variant->snapshot) {
-			auxbuf_consume(A);
-			auxbuf_consume(B);
-		}
+		consume_all(_metadata, self, variant);
 	} while (now_ms() < end);
 	return false;
 }
@@ -1746,7 +1747,7 @@ TEST_F_TIMEOUT(redirect, pinned_self, 10)
 	ASSERT_EQ(ioctl(self->p_fd, PERF_EVENT_IOC_SET_OUTPUT, A->fd), 0);
 	auxbuf_save(A);
 	ASSERT_EQ(ioctl(self->p_fd, PERF_EVENT_IOC_ENABLE, 0), 0);
-	ASSERT_TRUE(spin_until_changed(variant, A, B, A, WAIT_MS))
+	ASSERT_TRUE(spin_until_changed(_metadata, self, variant, A, WAIT_MS))
 		TH_LOG("P never wrote into A");
 	ASSERT_EQ(read(self->p_fd, &count, sizeof(count)), (ssize_t)sizeof(count));
 
@@ -1759,7 +1760,7 @@ TEST_F_TIMEOUT(redirect, pinned_self, 10)
 			TH_LOG("redirect %d left P in the error state", i + 1);
 		/* Switched out and in: P begins on the new buffer on any kernel */
 		sleep_ms(1);
-		EXPECT_TRUE(spin_until_changed(variant, A, B, to, WAIT_MS))
+		EXPECT_TRUE(spin_until_changed(_metadata, self, variant, to, WAIT_MS))
 			TH_LOG("P wrote nothing into the new buffer after redirect %d", i + 1);
 	}
 	ASSERT_EQ(pin_to(self->ctl_cpu), 0);
