@@ -43,6 +43,7 @@
 #include <internal/lib.h>
 
 #include "util/auxtrace.h"
+#include "util/build-id.h"
 #include "util/debug.h"
 #include "util/env.h"
 #include "util/event.h"
@@ -1069,12 +1070,87 @@ static bool recorded_here(struct perf_env *env)
 }
 
 /*
+ * Whether a kallsyms text has @ref where the recording's kernel had it:
+ * addresses hidden by kptr_restrict, another boot (KASLR) or another
+ * kernel fail.
+ */
+static bool kallsyms_matches(const char *p, const char *end,
+			     const struct ref_reloc_sym *ref)
+{
+	size_t nlen = strlen(ref->name);
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', end - p) ?: end;
+		char *sym;
+		u64 addr = strtoull(p, &sym, 16);
+
+		/* "ADDR T NAME" */
+		if (sym + 3 + nlen == nl && sym[0] == ' ' && sym[2] == ' ' &&
+		    toupper(sym[1]) == 'T' && !memcmp(sym + 3, ref->name, nlen))
+			return addr && addr == ref->addr;
+		p = nl + 1;
+	}
+	return false;
+}
+
+/*
+ * The kallsyms text of the recording's kernel as the kernel printed it,
+ * which is what trace-cmd stores: /proc/kallsyms when that kernel runs
+ * here (same build-id; without one, a recording made here), else the
+ * copy perf record put in the build-id cache; only if it has the
+ * kernel's reference symbol (_text) where the recording does.  Reading it
+ * as is saves loading every symbol into the kernel map and printing it
+ * again, which takes several times longer.  NULL otherwise: the caller
+ * then loads the kernel map, which relocates the symbols.
+ */
+static char *kallsyms_text(struct convert_trace_dat *c, struct map *kmap,
+			   size_t *len)
+{
+	const struct kmap *km = map__kmap(kmap);
+	struct dso *kdso = map__dso(kmap);
+	char sbuild_id[SBUILD_ID_SIZE], path[PATH_MAX];
+	struct strbuf sb = STRBUF_INIT;
+	const char *file = NULL;
+	struct build_id bid;
+	ssize_t n;
+	int fd;
+
+	if (!km || !km->ref_reloc_sym || !km->ref_reloc_sym->name)
+		return NULL;
+	if (!dso__has_build_id(kdso)) {
+		if (c->this_machine)
+			file = "/proc/kallsyms";
+	} else if (!sysfs__read_build_id("/sys/kernel/notes", &bid) &&
+		   dso__build_id_equal(kdso, &bid)) {
+		file = "/proc/kallsyms";
+	} else {
+		build_id__snprintf(dso__bid(kdso), sbuild_id, sizeof(sbuild_id));
+		file = build_id_cache__kallsyms_path(sbuild_id, path,
+						     sizeof(path));
+	}
+	if (!file)
+		return NULL;
+	fd = open(file, O_RDONLY);
+	if (fd < 0)
+		return NULL;
+	n = strbuf_read(&sb, fd, 1 << 20);
+	close(fd);
+	if (n <= 0 || sb.buf[sb.len - 1] != '\n' ||
+	    !kallsyms_matches(sb.buf, sb.buf + sb.len, km->ref_reloc_sym)) {
+		pr_debug("trace.dat: %s not used for kallsyms\n", file);
+		strbuf_release(&sb);
+		return NULL;
+	}
+	pr_debug("trace.dat: kallsyms from %s\n", file);
+	return strbuf_detach(&sb, len);
+}
+
+/*
  * perf record stores no kallsyms in the tracing data.  When an event
  * format prints a symbol, write the symbols of the recording's kernel
- * map (kallsyms from the build-id cache, vmlinux or /proc/kallsyms, as
- * perf report finds them), so that %pS and %ps fields resolve in
- * trace-cmd.  Loading them takes longer than converting a small
- * recording, so not otherwise.
+ * (kallsyms_text(), else its kernel map from vmlinux as perf report
+ * finds it), so that %pS and %ps fields resolve in trace-cmd.  Reading
+ * them takes longer than converting a small recording, so not otherwise.
  *
  * Without the kernel's build-id (perf record -B --no-buildid-mmap, or a
  * perf that wrote no build-ids) perf falls back to the /proc/kallsyms of
@@ -1097,6 +1173,11 @@ static void add_kallsyms(struct convert_trace_dat *c)
 		pr_warning("trace.dat: the recording has no kernel build-id and was made on another machine (%s, %s): kallsyms left empty, this machine's would be wrong\n",
 			   env->hostname ?: "unknown host",
 			   env->os_release ?: "unknown kernel");
+		return;
+	}
+	text = kallsyms_text(c, kmap, &len);
+	if (text) {
+		tdw__set_kallsyms(c->w, text, len);
 		return;
 	}
 	if (symbol__init(env) < 0 || map__load(kmap) < 0) {

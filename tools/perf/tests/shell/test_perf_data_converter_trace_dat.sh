@@ -10,7 +10,8 @@
 # and that every pid in an event has a name.  Every file converted is read
 # by 'trace-cmd report' under valgrind, which must report nothing.
 # Then: short-lived tasks have names; %ps fields resolve through the
-# kallsyms written from the recording's kernel map; UNAME and VERSION;
+# kallsyms of the recording's kernel (its own /proc/kallsyms text, or its
+# kernel map relocated when it ran at other addresses); UNAME and VERSION;
 # --tod gives the times 'perf script --tod' prints, and the trace clock is
 # that of perf record -k; --all adds the perf:* events, and converts a
 # recording without tracepoints (samples, callchains).  AUX, LOST and
@@ -708,6 +709,59 @@ test_kallsyms()
 	fi
 }
 
+# kallsyms is the kernel's own text (/proc/kallsyms here) only when it has
+# _text where the recording's kernel had it; a recording whose kernel map
+# puts _text elsewhere (another boot of the kernel, KASLR: here its kernel
+# MMAP2 record moved by 2 MiB) gets the symbols of the kernel map, which
+# perf relocates to the recording's addresses.
+test_kallsyms_relocated()
+{
+	local a b
+
+	echo "Testing kallsyms of another boot of the recording's kernel"
+	if ! command -v "${PYTHON}" >/dev/null; then
+		echo "kallsyms: no ${PYTHON} to move the kernel map [Skipped]"
+		return
+	fi
+	perf data convert -v -i "${tmpdir}/ksym.data" --to-trace-dat \
+		"${tmpdir}/ksym-raw.dat" >"${tmpdir}/ksym-raw.err" 2>&1
+	if ! grep -q "^trace.dat: kallsyms from /proc/kallsyms" "${tmpdir}/ksym-raw.err"; then
+		echo "kallsyms: this boot's recording did not take /proc/kallsyms:"
+		grep kallsyms "${tmpdir}/ksym-raw.err"
+		err=1
+	fi
+	"${PYTHON}" - "${tmpdir}/ksym.data" "${tmpdir}/reloc.data" <<'PY'
+import struct, sys
+d = bytearray(open(sys.argv[1], 'rb').read())
+i = d.find(b'[kernel.kallsyms]_text\0')
+for off, typ in ((40, 1), (72, 10)):	# PERF_RECORD_MMAP, PERF_RECORD_MMAP2
+    if i >= off and struct.unpack_from('<I', d, i - off)[0] == typ:
+        pgoff = i - off + 32
+        break
+else:
+    sys.exit('no kernel map record')
+struct.pack_into('<Q', d, pgoff, struct.unpack_from('<Q', d, pgoff)[0] + (2 << 20))
+open(sys.argv[2], 'wb').write(d)
+PY
+	[ -s "${tmpdir}/reloc.data" ] || { err=1; return; }
+	perf data convert -v -i "${tmpdir}/reloc.data" --to-trace-dat \
+		"${tmpdir}/reloc.dat" >"${tmpdir}/reloc.err" 2>&1
+	if ! grep -q "^trace.dat: /proc/kallsyms not used for kallsyms" "${tmpdir}/reloc.err"; then
+		echo "kallsyms: /proc/kallsyms taken for a kernel map 2 MiB away:"
+		grep kallsyms "${tmpdir}/reloc.err"
+		err=1
+	fi
+	a=$(trace-cmd report -f "${tmpdir}/ksym-raw.dat" 2>/dev/null |
+		awk '$2 == "hrtimer_wakeup" { print $1; exit }')
+	b=$(trace-cmd report -f "${tmpdir}/reloc.dat" 2>/dev/null |
+		awk '$2 == "hrtimer_wakeup" { print $1; exit }')
+	if [ -z "${a}" ] || [ -z "${b}" ] ||
+		[ $((0x${b} - 0x${a})) != $((2 << 20)) ]; then
+		echo "kallsyms: hrtimer_wakeup at '${a}', moved kernel '${b}' (2 MiB more expected)"
+		err=1
+	fi
+}
+
 # UNAME and VERSION are those of the recording and of this perf
 # ('trace-cmd report --uname' and '--version' print them after "cpus=N").
 test_uname_version()
@@ -1142,6 +1196,7 @@ test_no_tracing_data || err=1
 test_switch_events || err=1
 test_task_names || err=1
 test_kallsyms || err=1
+test_kallsyms_relocated || err=1
 test_kallsyms_no_buildid || err=1
 test_tod || err=1
 test_per_thread || err=1
