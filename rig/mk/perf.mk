@@ -23,7 +23,7 @@ PERF_TESTS  += $(PERF_Z_TESTS)
 
 EXTRA_HELP += '  make perf [BASE=1]         perf from build/linux into build/perf (BASE=1: build/perf-base)' \
 	'  make perf-test [BASE=1]    perf shell tests (PERF_TESTS) with that perf, on the host' \
-	'  make perf-ab               perf -z, printk-format and push tests fail on the base perf, pass with the series; then make libperf-ab' \
+	'  make perf-ab               perf -z, printk-format, push and LBR-stitch tests fail on the base perf, pass with the series; then make libperf-ab' \
 	'  make libperf-ab            libperf tests: perf_mmap__read_done() loses no event with the series, does with the base libperf' \
 	'  make perf-suite            whole perf test, base vs series perf: no new failure (slow, not in check)' \
 	'  make perf-flaky [FLAKY_RUNS=300]  task-exit and sw-clock alone, base vs series perf: failure counts (slow, not in check)' \
@@ -45,8 +45,10 @@ perf-test:
 PERF_PRINTK_TEST := $(CURDIR)/tools/perf/tests/shell/report_printk_format.sh
 # record_push_once.sh stops perf record under gdb (rig/deps.sh installs it)
 PERF_PUSH_TEST := $(CURDIR)/tools/perf/tests/shell/record_push_once.sh
-PERF_AB_TESTS := $(PERF_Z_TESTS) $(PERF_PRINTK_TEST) $(PERF_PUSH_TEST)
-PERF_TESTS  += $(PERF_PRINTK_TEST) $(PERF_PUSH_TEST)
+# report_lbr_stitch.sh: --stitch-lbr of a crafted recording, under valgrind
+PERF_LBR_TEST := $(CURDIR)/tools/perf/tests/shell/report_lbr_stitch.sh
+PERF_AB_TESTS := $(PERF_Z_TESTS) $(PERF_PRINTK_TEST) $(PERF_PUSH_TEST) $(PERF_LBR_TEST)
+PERF_TESTS  += $(PERF_PRINTK_TEST) $(PERF_PUSH_TEST) $(PERF_LBR_TEST)
 
 perf-ab:
 	rig/perf/ab.sh $(PERF_AB_TESTS)
@@ -66,8 +68,9 @@ perf-suite:
 bench-record:
 	@bash rig/perf/bench-record.sh
 
-# perf-ab: every record+zstd_*.sh test, report_printk_format.sh and
-# record_push_once.sh fail on the base perf and pass with the series.
+# perf-ab: every record+zstd_*.sh test, report_printk_format.sh,
+# record_push_once.sh and report_lbr_stitch.sh fail on the base perf and
+# pass with the series.
 CHECK_STAGES += perf-ab
 # fuzz.mk: the fixed fuzz findings, with the series perf perf-ab leaves built
 CHECK_STAGES += fuzz-regress
