@@ -104,5 +104,21 @@ copy
 rm "$tmp/c/patches/cover/$(awk '$1 == "tree" { print $2; exit }' patches/upstream.conf).txt"
 expect "a tree without a cover letter" "has no cover letter"
 
+peeled=$(awk '$1 == "peel" { print $3; exit }' patches/upstream.conf)
+if [ -n "$peeled" ]; then
+	copy
+	# An overlay change inside what a peel takes out: it no longer applies.
+	f=$(sed -n 's|^diff --git a/\(.*\) b/.*|\1|p' "patches/peel/$peeled" | head -1)
+	line=$(awk '/^diff --git/ { n++ } n == 1 && /^-[^-]/ { print substr($0, 2); exit }' "patches/peel/$peeled")
+	awk -v l="$line" '!done && $0 == l { $0 = $0 " /* changed */"; done = 1 } { print }' \
+		"$tmp/c/$f" >"$tmp/c/$f.new" && mv "$tmp/c/$f.new" "$tmp/c/$f"
+	git -C "$tmp/c" add -A
+	expect "an overlay change a peel does not take (patches/peel/)" "does not apply .* regenerate it"
+
+	copy
+	echo "peel $first no-such.patch" >>"$conf"
+	expect "a peel file that does not exist" "no patches/peel/no-such.patch"
+fi
+
 [ $fail = 0 ] || die "upstream-selftest failed"
 info "upstream-selftest: the checkout agrees, and $n kinds of disagreement are caught"

@@ -13,6 +13,8 @@
 #                       stand-in identity) into build/upstream/check/, then:
 #                       git am onto the pristine base, checkpatch --strict
 #                       with the sign-off, and every patch built on its own
+#                       (a perf patch: with the perf shell tests it adds or
+#                       changes run, UPSTREAM_PERF_TESTS=0 skips them)
 #
 # AUTHOR="Name <email>": every patch gets that From: and that person's
 # Signed-off-by (running the command with AUTHOR certifies the DCO for them).
@@ -21,6 +23,13 @@
 # UPSTREAM_ARCHES="x86_64 arm64", UPSTREAM_BUILD=0 (no builds),
 # UPSTREAM_PATCHES="1 4" (build only these patches of each tree, by number);
 # UPSTREAM_DIR (default build/upstream) holds the clone and the builds.
+#
+# A patch may add to overlay files that earlier patches carry ('peel PATCH
+# FILE...' in upstream.conf): FILE, a git format-patch file in patches/peel/
+# made against the overlay files as they are after PATCH, takes out what
+# PATCH adds.  The overlay holds the files as the last patch leaves them;
+# the patches before PATCH carry them with FILE applied (and the peels of
+# every later patch before it), PATCH carries them without.
 # shellcheck source=rig/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=rig/series.sh
@@ -43,7 +52,8 @@ T0=$(date +%s)
 
 declare -a TREES=() SERIES=() OVL=() NP_PATH=() NP_WHY=()
 declare -A T_BUILD=() T_INFO=() T_PREFIX=() T_TO=() T_CC=() P_TREE=() P_CARRY=() \
-	P_TRAILER=() P_RIGONLY=() P_FILES=()
+	P_TRAILER=() P_RIGONLY=() P_FILES=() P_PEEL=()
+PEELDIR=$RIG_TOP/patches/peel
 errs=0
 cerr() { echo "upstream: error: $*" >&2; errs=$((errs + 1)); }
 
@@ -71,6 +81,7 @@ conf_load() {
 			[ -z "${P_TREE[$b]:-}" ] || cerr "upstream.conf:$n: $b is assigned twice"
 			P_TREE[$b]=$a ;;
 		carry) P_CARRY[$a]+=" $b${rest:+ $rest}" ;;
+		peel) P_PEEL[$a]+=" $b${rest:+ $rest}" ;;
 		trailer) P_TRAILER[$a]+="$b${rest:+ $rest}"$'\n' ;;
 		rig-only) P_RIGONLY[$a]="$b${rest:+ $rest}" ;;
 		not-posted) NP_PATH+=("$a"); NP_WHY+=("$b${rest:+ $rest}") ;;
@@ -137,14 +148,14 @@ conf_check() {
 			cerr "patches/series lists $p under a rig-only comment, but upstream.conf posts it"
 		fi
 	done
-	for p in "${!P_TREE[@]}" "${!P_RIGONLY[@]}" "${!P_CARRY[@]}" "${!P_TRAILER[@]}"; do
+	for p in "${!P_TREE[@]}" "${!P_RIGONLY[@]}" "${!P_CARRY[@]}" "${!P_TRAILER[@]}" "${!P_PEEL[@]}"; do
 		[ -n "${S_MARKED[$p]:-}" ] || cerr "upstream.conf names $p, which patches/series does not list (renamed or dropped?)"
 	done
 	for p in "${!P_TREE[@]}"; do
 		[ -n "${T_BUILD[${P_TREE[$p]}]:-}" ] || cerr "$p: tree ${P_TREE[$p]} is not declared"
 	done
-	for p in "${!P_CARRY[@]}" "${!P_TRAILER[@]}"; do
-		[ -z "${P_RIGONLY[$p]:-}" ] || cerr "upstream.conf: carry/trailer for the rig-only $p"
+	for p in "${!P_CARRY[@]}" "${!P_TRAILER[@]}" "${!P_PEEL[@]}"; do
+		[ -z "${P_RIGONLY[$p]:-}" ] || cerr "upstream.conf: carry/trailer/peel for the rig-only $p"
 	done
 	for t in "${TREES[@]}"; do
 		hit=0
@@ -187,8 +198,46 @@ conf_check() {
 			cerr "overlay file $f is neither carried by a posted patch ('carry PATCH $f') nor not-posted ('not-posted $f REASON') in upstream.conf"
 		fi
 	done
+	[ $errs = 0 ] && stages_build "$(mktemp -d)" clean
 	[ $errs = 0 ] || die "patches/upstream.conf and patches/series or the overlay disagree ($errs errors above): update patches/upstream.conf"
 	info "upstream.conf: ${#TREES[@]} trees, $(printf '%s\n' "${SERIES[@]}" | while read -r p; do [ -n "${P_TREE[$p]:-}" ] && echo; done | wc -l) posted and ${#P_RIGONLY[@]} rig-only patches, ${#owner_of[@]} carried and $((${#OVL[@]} - ${#owner_of[@]})) not-posted overlay files"
+}
+
+# stages_build DIR [clean]: the carried overlay files at each stage of the
+# peels.  DIR/0 holds them as the overlay has them; DIR/J is DIR/(J-1) with
+# the peels of the J-th last peeled patch applied (git apply, no fuzz).
+# STAGE_OF[PATCH] is the stage PATCH's commit carries: the number of peeled
+# patches after it.  With clean, DIR is removed at the end (conf check).
+declare -A STAGE_OF=()
+stages_build() {
+	local dir=$1 j=0 i p f pf files=()
+	for p in "${!P_FILES[@]}"; do
+		read -ra pf <<<"${P_FILES[$p]}"
+		files+=("${pf[@]}")
+	done
+	mkdir -p "$dir/0"
+	for f in "${files[@]}"; do
+		mkdir -p "$dir/0/$(dirname "$f")"
+		cp -p "$RIG_TOP/$f" "$dir/0/$f"
+	done
+	for ((i = ${#SERIES[@]} - 1; i >= 0; i--)); do
+		p=${SERIES[$i]}
+		STAGE_OF[$p]=$j
+		[ -n "${P_PEEL[$p]:-}" ] || continue
+		[ -n "${P_TREE[$p]:-}" ] || cerr "upstream.conf: peel for $p, which is not posted"
+		cp -a "$dir/$j" "$dir/$((j + 1))"
+		j=$((j + 1))
+		for f in ${P_PEEL[$p]}; do
+			if [ ! -f "$PEELDIR/$f" ]; then
+				cerr "upstream.conf: 'peel $p $f': no patches/peel/$f"
+			elif ! (cd "$dir/$j" && GIT_CEILING_DIRECTORIES=$dir git apply "$PEELDIR/$f" >/dev/null); then
+				cerr "patches/peel/$f does not apply (no fuzz) to the overlay files after the later peels: regenerate it"
+			elif [ "$(cd "$dir/$j" && find . -type f | sort)" != "$(cd "$dir/$((j - 1))" && find . -type f | sort)" ]; then
+				cerr "patches/peel/$f adds or removes files: a peel only takes out of carried files"
+			fi
+		done
+	done
+	[ "${2:-}" != clean ] || rm -rf "$dir"
 }
 
 # tree_patches TREE: the patches of TREE, in patches/series order.
@@ -256,7 +305,7 @@ notes_of() {
 # build_branch TREE: upstream/TREE = base + TREE's patches, each with the
 # overlay files it carries, its trailers, AUTHOR and the sign-off.
 build_branch() {
-	local t=$1 p f msg files k=0
+	local t=$1 p f msg files k=0 have=()
 	UG checkout -q -f -B "upstream/$t" base
 	UG clean -q -fdx -e /.git
 	mkdir -p "$U/notes/$t"
@@ -270,11 +319,15 @@ build_branch() {
 		fi
 		read -ra files <<<"${P_FILES[$p]:-}"
 		set -- "${files[@]}"
+		[ $# = 0 ] || overlay_guard "$UT" "$@" || die "$p: a carried file exists upstream"
+		# The tree's carried files so far, at this patch's peel stage.
+		have+=("$@")
+		set -- "${have[@]}"
 		if [ $# -gt 0 ]; then
-			overlay_guard "$UT" "$@" || die "$p: a carried file exists upstream"
 			for f in "$@"; do
+				[ -f "$STAGES/${STAGE_OF[$p]}/$f" ] || die "$p: $f is not in peel stage ${STAGE_OF[$p]}"
 				mkdir -p "$UT/$(dirname "$f")"
-				cp -p "$RIG_TOP/$f" "$UT/$f"
+				cp -p "$STAGES/${STAGE_OF[$p]}/$f" "$UT/$f"
 			done
 			UG add -f -- "$@"
 		fi
@@ -389,10 +442,12 @@ verify_series() {
 		! UG log --format=%s base.."upstream/$t" | grep -qxF "$subj" ||
 			die "$t: the rig-only $p ($subj) is in the series"
 	done
+	# Added once (a later patch with a peel may change it).
 	while read -r p; do
 		for f in ${P_FILES[$p]:-}; do
-			[ "$(grep -lx "diff --git a/$f b/$f" "$dest"/*.patch | wc -l)" = 1 ] ||
-				die "$t: $f (carried by $p) is not in exactly one mail"
+			[ "$(awk -v d="diff --git a/$f b/$f" '$0 == d { getline; if (/^new file mode/) n++ }
+				END { print n + 0 }' "$dest"/*.patch)" = 1 ] ||
+				die "$t: $f (carried by $p) is not added by exactly one mail"
 		done
 	done < <(tree_patches "$t")
 	! grep -q '\*\*\* \(SUBJECT\|BLURB\) HERE \*\*\*' "$dest/0000-cover-letter.patch" ||
@@ -402,6 +457,10 @@ verify_series() {
 # write_all DEST: every tree into DEST/<tree>.
 write_all() {
 	local t dest=$1
+	STAGES=$U/stages
+	rm -rf "$STAGES"
+	stages_build "$STAGES"
+	[ $errs = 0 ] || die "the peels of patches/upstream.conf do not apply"
 	for t in ${UPSTREAM_TREES:-${TREES[*]}}; do
 		[ -n "${T_BUILD[$t]:-}" ] || die "UPSTREAM_TREES: no tree $t"
 		build_branch "$t"
@@ -505,10 +564,11 @@ for t in $CHECK_TREES; do
 		ign=UNKNOWN_COMMIT_ID
 		x=$(cp_ignore "$p")
 		ign+=${x:+,$x}
-		for f in ${P_FILES[$p]:-}; do
+		# Every file the mail changes: a peeled patch changes carried files.
+		while read -r f; do
 			x=$(cp_ignore "$f")
 			ign+=${x:+,$x}
-		done
+		done < <(sed -n 's|^diff --git a/\(.*\) b/.*|\1|p' "$mail" | sort -u)
 		if [ -n "${P_FILES[$p]:-}" ]; then
 			uncovered=""
 			for f in ${P_FILES[$p]}; do
@@ -589,6 +649,23 @@ kselftests() {
 # cpu_hold / cpu_release: the CPU lock (rig/lib.sh cpu_lock) for one build unit
 # (a kernel and its W=1 directories, a perf build), so that a unit does not
 # queue for the lock again between its steps.
+# perf_tests TREE K: the perf shell tests patch K adds or changes, run
+# with the perf it built (UPSTREAM_PERF_TESTS=0: not run).  A test that a
+# peel cuts down runs as that patch has it.
+perf_tests() {
+	local t=$1 k=$2 f tests=()
+	[ "${UPSTREAM_PERF_TESTS:-1}" = 1 ] || return 0
+	while read -r f; do
+		[ -f "$UT/$f" ] && tests+=("$UT/$f")
+	done < <(UG diff --name-only HEAD~1 HEAD -- 'tools/perf/tests/shell/*.sh')
+	[ ${#tests[@]} -gt 0 ] || return 0
+	if bash "$RIG_TOP/rig/perf/run-tests.sh" "$U/perf/perf" "${tests[@]}" >"$CKO/perf-test-$k.log" 2>&1; then
+		ok "$t: patch $k: its perf tests pass ($(grep -c '^RESULT .* PASS' "$CKO/perf-test-$k.log") passed, $(grep -c '^RESULT .* SKIP' "$CKO/perf-test-$k.log") skipped)"
+	else
+		grep -v '^RESULT .* PASS' "$CKO/perf-test-$k.log" | tail -40 >&2
+		bad "$t: patch $k: a perf test it adds or changes fails with its perf (log: ${CKO#"$RIG_TOP"/}/perf-test-$k.log)"
+	fi
+}
 CPU_HELD=0
 cpu_hold() {
 	[ "${RIG_CPU_LOCK_HELD:-}" != 1 ] || return 0
@@ -652,6 +729,7 @@ for t in $CHECK_TREES; do
 			cpu_hold
 			if bash "$RIG_TOP/rig/perf/build.sh" "$U/perf" "$UT" >"$CKO/perf-$k.log" 2>&1; then
 				ok "$t: patch $k ($(UG log -1 --format=%s)) builds perf"
+				perf_tests "$t" "$k"
 			else
 				tail -30 "$CKO/perf-$k.log" >&2
 				bad "$t: patch $k ($(UG log -1 --format=%s)) does not build perf (log: ${CKO#"$RIG_TOP"/}/perf-$k.log)"
