@@ -318,6 +318,66 @@ static int reorder(const char *endian, int lsize, const char *in_order,
  * empty tracing data of a recording without tracepoints is accepted, in
  * both byte orders and long sizes.
  */
+/*
+ * The command lines: perf's name of a pid instead of the recording's
+ * saved_cmdlines line for it, the other saved lines kept, a name of
+ * spaces only written as '?'s.
+ */
+static int cmdlines(void)
+{
+	static const char saved[] = "100 kernelname\n200 other\n";
+	struct tdw_opts opts = { .clock = "perf", .tmpdir = "/tmp", .nr_cpus = 1,
+				 .version = 7 };
+	static const char * const want[] = { "100 perfname\n", "200 other\n", "300 ??\n" };
+	char *text = NULL;
+	size_t len = 0;
+	int fail = 0;
+	struct tdw *w;
+	long flen;
+	FILE *f;
+
+	blen = 0;
+	tracing_data(0, 8);
+	blen -= 8;			/* saved_cmdlines */
+	put64(strlen(saved));
+	put(saved, strlen(saved));
+	w = tdw__new(blob, blen, &opts);
+	f = tmpfile();	/* the writer seeks back: a real file */
+	if (!w || !f || tdw__add_cmdline(w, 100, "perfname") ||
+	    tdw__add_cmdline(w, 300, "  ") || tdw__finish(w, f) ||
+	    fseek(f, 0, SEEK_END) || (flen = ftell(f)) <= 0 ||
+	    !(text = malloc(len = flen)) || fseek(f, 0, SEEK_SET) ||
+	    fread(text, 1, len, f) != len) {
+		printf("cmdlines: cannot write the file\n");
+		tdw__delete(w);
+		free(text);
+		if (f)
+			fclose(f);
+		return 1;
+	}
+	fclose(f);
+	for (unsigned int i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		if (!memmem(text, len, want[i], strlen(want[i]))) {
+			printf("cmdlines: no line '%.*s'\n", (int)strlen(want[i]) - 1, want[i]);
+			fail++;
+		}
+	}
+	if (fail) {
+		char *c = memmem(text, len, "100 perfname", 12);
+
+		if (c)
+			printf("cmdlines: the file has '%.*s'\n",
+			       (int)(len - (c - text) < 60 ? len - (c - text) : 60), c);
+	}
+	if (memmem(text, len, "100 kernelname", 14)) {
+		printf("cmdlines: the recording's name of pid 100 kept beside perf's\n");
+		fail++;
+	}
+	tdw__delete(w);
+	free(text);
+	return fail;
+}
+
 static int crafted(void)
 {
 	static const char tail_fmt[] = "name: t\nID: 4242";
@@ -405,6 +465,7 @@ static int crafted(void)
 			free(b);
 		}
 	}
+	fail += cmdlines();
 	printf("crafted: %s\n", fail ? "FAIL" : "ok");
 	return !!fail;
 }

@@ -274,8 +274,19 @@ static inline int create_writer(struct convert_trace_dat *c)
  */
 static int synth_id(struct convert_trace_dat *c, enum synth_event type)
 {
+	unsigned int id = tdw__next_free_id(c->w) + type;
+
+	/* common_type is a u16. */
+	if (id > 0xffff) {
+		if (!c->err)
+			pr_err("%s: the recording's event ids leave no room for the events of --all\n",
+			       c->session->data->path);
+		c->err = -EINVAL;
+		session_done = 1;
+		return -1;
+	}
 	c->synth_used[type] = true;
-	return tdw__next_free_id(c->w) + type;
+	return id;
 }
 
 static int add_synth_formats(struct convert_trace_dat *c)
@@ -643,7 +654,7 @@ static int add_synth(struct convert_trace_dat *c, enum synth_event type,
 		return 0;
 	id = synth_id(c, type);
 	if (id < 0)
-		return id;
+		return 0;	/* c->err */
 	memset(buf, 0, 8);
 	tdw__put16(c->w, buf, id);
 	tdw__put32(c->w, buf + 4, sample_pid(c, sample));
@@ -745,7 +756,7 @@ static int add_synth_sample(struct convert_trace_dat *c,
 
 	id = synth_id(c, SYNTH_SAMPLE);
 	if (id < 0)
-		return id;
+		return 0;	/* c->err */
 	if (strbuf_init(&chain, 0) || callchain_text(sample, machine, &chain))
 		goto nomem;
 	clen = chain.len + 1;
@@ -959,6 +970,15 @@ static int process_tracing_data(const struct perf_tool *tool,
 		c->err = -EIO;
 		return size;
 	}
+	/* The writer keeps pointers into the tracing data it was made with. */
+	if (c->w) {
+		pr_err("%s: tracing data after the first event: corrupt input\n",
+		       session->data->path);
+		free(buf);
+		c->err = -EINVAL;
+		session_done = 1;
+		return size;
+	}
 	free(c->tracing_data);
 	c->tracing_data = buf;
 	c->tracing_data_size = size;
@@ -1094,41 +1114,53 @@ static bool kallsyms_matches(const char *p, const char *end,
 }
 
 /*
- * The kallsyms text of the recording's kernel as the kernel printed it,
- * which is what trace-cmd stores: /proc/kallsyms when that kernel runs
- * here (same build-id; without one, a recording made here), else the
- * copy perf record put in the build-id cache; only if it has the
- * kernel's reference symbol (_text) where the recording does.  Reading it
- * as is saves loading every symbol into the kernel map and printing it
- * again, which takes several times longer.  NULL otherwise: the caller
- * then loads the kernel map, which relocates the symbols.
+ * The kallsyms file of the recording's kernel: /proc/kallsyms when that
+ * kernel runs here (its build-id; without one, a recording made here),
+ * else the copy perf record put in the build-id cache.  NULL, with a
+ * warning, when there is none: perf would fall back to this machine's
+ * /proc/kallsyms, the symbols of another kernel.
  */
-static char *kallsyms_text(struct convert_trace_dat *c, struct map *kmap,
+static const char *kallsyms_file(struct convert_trace_dat *c, struct dso *kdso,
+				 char *path, size_t size)
+{
+	struct perf_env *env = perf_session__env(c->session);
+	char sbuild_id[SBUILD_ID_SIZE];
+	struct build_id bid;
+
+	if (!dso__has_build_id(kdso)) {
+		if (c->this_machine)
+			return "/proc/kallsyms";
+		pr_warning("trace.dat: the recording has no kernel build-id and was made on another machine (%s, %s): kallsyms left empty, this machine's would be wrong\n",
+			   env->hostname ?: "unknown host",
+			   env->os_release ?: "unknown kernel");
+		return NULL;
+	}
+	if (!sysfs__read_build_id("/sys/kernel/notes", &bid) &&
+	    dso__build_id_equal(kdso, &bid))
+		return "/proc/kallsyms";
+	build_id__snprintf(dso__bid(kdso), sbuild_id, sizeof(sbuild_id));
+	if (build_id_cache__kallsyms_path(sbuild_id, path, size))
+		return path;
+	pr_warning("trace.dat: the recording's kernel (build-id %s) does not run here and the build-id cache has no kallsyms of it: kallsyms left empty\n",
+		   sbuild_id);
+	return NULL;
+}
+
+/*
+ * @file as the kernel printed it, which is what trace-cmd stores, if it
+ * has the kernel's reference symbol (_text) where the recording does (the
+ * same boot, or a boot without KASLR).  Reading it as is saves loading
+ * every symbol into the kernel map and printing it again, which takes
+ * several times longer.  NULL otherwise.
+ */
+static char *kallsyms_text(const char *file, const struct kmap *km,
 			   size_t *len)
 {
-	const struct kmap *km = map__kmap(kmap);
-	struct dso *kdso = map__dso(kmap);
-	char sbuild_id[SBUILD_ID_SIZE], path[PATH_MAX];
 	struct strbuf sb = STRBUF_INIT;
-	const char *file = NULL;
-	struct build_id bid;
 	ssize_t n;
 	int fd;
 
 	if (!km || !km->ref_reloc_sym || !km->ref_reloc_sym->name)
-		return NULL;
-	if (!dso__has_build_id(kdso)) {
-		if (c->this_machine)
-			file = "/proc/kallsyms";
-	} else if (!sysfs__read_build_id("/sys/kernel/notes", &bid) &&
-		   dso__build_id_equal(kdso, &bid)) {
-		file = "/proc/kallsyms";
-	} else {
-		build_id__snprintf(dso__bid(kdso), sbuild_id, sizeof(sbuild_id));
-		file = build_id_cache__kallsyms_path(sbuild_id, path,
-						     sizeof(path));
-	}
-	if (!file)
 		return NULL;
 	fd = open(file, O_RDONLY);
 	if (fd < 0)
@@ -1137,7 +1169,7 @@ static char *kallsyms_text(struct convert_trace_dat *c, struct map *kmap,
 	close(fd);
 	if (n <= 0 || sb.buf[sb.len - 1] != '\n' ||
 	    !kallsyms_matches(sb.buf, sb.buf + sb.len, km->ref_reloc_sym)) {
-		pr_debug("trace.dat: %s not used for kallsyms\n", file);
+		pr_debug("trace.dat: %s not used for kallsyms as it is\n", file);
 		strbuf_release(&sb);
 		return NULL;
 	}
@@ -1148,15 +1180,11 @@ static char *kallsyms_text(struct convert_trace_dat *c, struct map *kmap,
 /*
  * perf record stores no kallsyms in the tracing data.  When an event
  * format prints a symbol, write the symbols of the recording's kernel
- * (kallsyms_text(), else its kernel map from vmlinux as perf report
- * finds it), so that %pS and %ps fields resolve in trace-cmd.  Reading
- * them takes longer than converting a small recording, so not otherwise.
- *
- * Without the kernel's build-id (perf record -B --no-buildid-mmap, or a
- * perf that wrote no build-ids) perf falls back to the /proc/kallsyms of
- * the machine it runs on: only the recording's own machine may use it, a
- * trace.dat with another kernel's symbols would resolve %pS fields
- * wrongly and silently.
+ * (kallsyms_file()) so that %pS and %ps fields resolve in trace-cmd: its
+ * text as it is when the addresses are the recording's, else loaded into
+ * the kernel map, which relocates them to the recording's addresses, and
+ * printed from there.  Reading them takes longer than converting a small
+ * recording, so not otherwise.
  */
 static void add_kallsyms(struct convert_trace_dat *c)
 {
@@ -1164,24 +1192,28 @@ static void add_kallsyms(struct convert_trace_dat *c)
 	struct machine *machine = &c->session->machines.host;
 	struct map *kmap = machine__kernel_map(machine);
 	struct kallsyms_out out = { .kernel = kmap };
-	char *text = NULL;
+	char path[PATH_MAX], *text = NULL;
+	const char *file;
 	size_t len = 0;
+	int ret;
 
 	if (tdw__has_kallsyms(c->w) || !tdw__prints_symbols(c->w) || !kmap)
 		return;
-	if (!dso__has_build_id(map__dso(kmap)) && !c->this_machine) {
-		pr_warning("trace.dat: the recording has no kernel build-id and was made on another machine (%s, %s): kallsyms left empty, this machine's would be wrong\n",
-			   env->hostname ?: "unknown host",
-			   env->os_release ?: "unknown kernel");
+	file = kallsyms_file(c, map__dso(kmap), path, sizeof(path));
+	if (!file)
 		return;
-	}
-	text = kallsyms_text(c, kmap, &len);
+	text = kallsyms_text(file, map__kmap(kmap), &len);
 	if (text) {
 		tdw__set_kallsyms(c->w, text, len);
 		return;
 	}
-	if (symbol__init(env) < 0 || map__load(kmap) < 0) {
-		pr_warning("trace.dat: no kernel symbols for the recording: kallsyms left empty\n");
+	/* As perf report --kallsyms=FILE: never another kernel's symbols. */
+	symbol_conf.kallsyms_name = file;
+	ret = symbol__init(env) < 0 ? -1 : map__load(kmap);
+	symbol_conf.kallsyms_name = NULL;
+	if (ret < 0) {
+		pr_warning("trace.dat: cannot load the kernel symbols of %s: kallsyms left empty\n",
+			   file);
 		return;
 	}
 	out.f = open_memstream(&text, &len);

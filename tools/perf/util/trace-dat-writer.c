@@ -25,6 +25,7 @@
 #include <linux/bits.h>
 #include <linux/build_bug.h>
 #include <linux/kernel.h>
+#include <linux/log2.h>
 #include <linux/math.h>
 #include <linux/zalloc.h>
 
@@ -128,6 +129,8 @@ struct tdw {
 	struct tdw_buf		synth;		/* "perf" system formats */
 	u32			nr_synth;
 	struct tdw_buf		cmdlines;
+	int			*cmd_pids;	/* of cmdlines, sorted at the end */
+	size_t			nr_cmd_pids;
 
 	struct tdw_cpu		*cpus;
 	unsigned int		nr_cpus;
@@ -294,7 +297,7 @@ static int header_page_field(const u8 *text, u64 len, const char *name,
 		size_t nlen = strlen(name);
 
 		if (!strstr(line, "field:") || !semi ||
-		    (size_t)(semi - line) < nlen ||
+		    (size_t)(semi - line) <= nlen ||
 		    strncmp(semi - nlen, name, nlen) ||
 		    isalnum((unsigned char)semi[-(int)nlen - 1]))
 			continue;
@@ -520,6 +523,7 @@ void tdw__delete(struct tdw *w)
 	free(w->scratch);
 	buf_free(&w->synth);
 	buf_free(&w->cmdlines);
+	free(w->cmd_pids);
 	free(w->own_kallsyms);
 	free(w);
 }
@@ -534,22 +538,40 @@ int tdw__add_synthetic_format(struct tdw *w, const char *format)
 
 /*
  * libtraceevent reads saved_cmdlines with "%d %m[^\n]s" and stops at the
- * first line that does not match: an empty name, or one with a newline,
- * would hide every task after it.  Such names are written in a form it
- * takes, and a line never exceeds the 64 bytes trace-cmd allows.
+ * first line that does not match: an empty name, one with a newline, or
+ * one of spaces only (the space of the format skips them) would hide
+ * every task after it.  Such names are written in a form it takes
+ * (leading spaces as '?'), and a line never exceeds the 64 bytes
+ * trace-cmd allows.
  */
 int tdw__add_cmdline(struct tdw *w, int pid, const char *comm)
 {
 	char line[64];
 	int n = snprintf(line, sizeof(line) - 1, "%d ", pid), i;
+	bool lead = true;
 
-	for (i = 0; comm[i] && n < (int)sizeof(line) - 2; i++)
-		line[n++] = isprint((unsigned char)comm[i]) ? comm[i] : '?';
+	for (i = 0; comm[i] && n < (int)sizeof(line) - 2; i++) {
+		unsigned char ch = comm[i];
+
+		lead = lead && isspace(ch);
+		line[n++] = isprint(ch) && !lead ? ch : '?';
+	}
 	if (!i)
 		n += snprintf(line + n, sizeof(line) - n, "<empty>");
 	line[n++] = '\n';
 	buf_add(&w->cmdlines, line, n);
-	return w->cmdlines.failed ? -ENOMEM : 0;
+	if (w->cmdlines.failed)
+		return -ENOMEM;
+	if (is_power_of_2(w->nr_cmd_pids + 1)) {
+		int *pids = realloc(w->cmd_pids, 2 * (w->nr_cmd_pids + 1) *
+					       sizeof(*pids));
+
+		if (!pids)
+			return -ENOMEM;
+		w->cmd_pids = pids;
+	}
+	w->cmd_pids[w->nr_cmd_pids++] = pid;
+	return 0;
 }
 
 bool tdw__has_kallsyms(const struct tdw *w)
@@ -672,13 +694,24 @@ static u32 event_header(const struct tdw *w, u32 type_len, u32 delta)
 	return (delta & RB_TS_MASK) << 5 | type_len;
 }
 
+/*
+ * A CPU the recording does not have (beyond its CPU count, when it has
+ * one): corrupt input, which must not make the writer allocate pages for
+ * thousands of CPUs.
+ */
+static bool cpu_out_of_range(const struct tdw *w, unsigned int nr)
+{
+	return nr > TDW_MAX_CPU ||
+	       (w->opts.nr_cpus > 0 && nr >= (unsigned int)w->opts.nr_cpus);
+}
+
 static struct tdw_cpu *get_cpu(struct tdw *w, unsigned int nr)
 {
 	struct tdw_cpu *cpus;
 
 	if (nr < w->nr_cpus)
 		return &w->cpus[nr];
-	if (nr > TDW_MAX_CPU)
+	if (cpu_out_of_range(w, nr))
 		return NULL;
 	cpus = realloc(w->cpus, (nr + 1) * sizeof(*cpus));
 	if (!cpus)
@@ -946,23 +979,21 @@ static int cpu_reorder(struct tdw *w, struct tdw_cpu *cpu, u64 ts,
 int tdw__add_event(struct tdw *w, unsigned int nr, u64 ts,
 		   const void *payload, u32 size)
 {
-	u32 len = roundup(size, 4), hdr;
 	struct tdw_cpu *cpu = get_cpu(w, nr);
+	u32 len, hdr;
 	int ret;
 
-	if (!cpu) {
-		if (nr > TDW_MAX_CPU)
-			return -ERANGE;
-		return -ENOMEM;
-	}
+	if (!cpu)
+		return cpu_out_of_range(w, nr) ? -ERANGE : -ENOMEM;
 	if (!cpu->batch) {
 		cpu->batch = malloc((size_t)TDW_BATCH_PAGES * w->page_size);
 		if (!cpu->batch)
 			return -ENOMEM;
 		cpu->page = cpu->batch;
 	}
+	len = roundup(min(size, w->page_size), 4);
 	hdr = (len && len <= RB_MAX_SMALL_DATA) ? 4 : 8;
-	if (hdr + len > w->page_size - w->data_offset) {
+	if (size > w->page_size || hdr + len > w->page_size - w->data_offset) {
 		w->stats.dropped_too_big++;
 		w->stats.max_too_big = max(w->stats.max_too_big, size);
 		return 0;
@@ -985,7 +1016,7 @@ int tdw__mark_lost(struct tdw *w, unsigned int nr, u64 ts)
 	int ret;
 
 	if (!cpu)
-		return nr > TDW_MAX_CPU ? -ERANGE : -ENOMEM;
+		return cpu_out_of_range(w, nr) ? -ERANGE : -ENOMEM;
 	/* The mark goes after the events so far, which must not be later. */
 	if (ts < cpu->last_ts && w->opts.strict_order)
 		return -EAGAIN;
@@ -1197,17 +1228,44 @@ static void body_printk(const struct tdw *w, struct tdw_buf *b)
 	buf_add(b, w->printk, w->printk_size);
 }
 
+static int cmp_pid(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /*
- * Command lines seen by perf (COMM events, thread names) come first:
- * libtraceevent keeps the first name registered for a pid.
+ * Command lines seen by perf (COMM events, thread names), then those of
+ * the recording's saved_cmdlines for the other pids: libtraceevent keeps
+ * every line, and for a pid with two it shows either.  A line of
+ * saved_cmdlines without a pid is copied as it is.
  */
 static void body_cmdlines(const struct tdw *w, struct tdw_buf *b)
 {
-	buf_add64(w, b, w->cmdlines.sb.len + w->saved_cmdlines_size);
+	const char *p = (const char *)w->saved_cmdlines;
+	const char *end = p + w->saved_cmdlines_size;
+	struct tdw_buf saved = { .sb = STRBUF_INIT };
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', end - p);
+		const char *next = nl ? nl + 1 : end;
+		int pid = 0, digits = 0;
+
+		for (const char *q = p; q < next && isdigit(*q) && digits < 9;
+		     q++, digits++)
+			pid = pid * 10 + (*q - '0');
+		if (!digits || !bsearch(&pid, w->cmd_pids, w->nr_cmd_pids,
+					sizeof(pid), cmp_pid))
+			buf_add(&saved, p, next - p);
+		p = next;
+	}
+	buf_add64(w, b, w->cmdlines.sb.len + saved.sb.len);
 	buf_add(b, w->cmdlines.sb.buf, w->cmdlines.sb.len);
-	buf_add(b, w->saved_cmdlines, w->saved_cmdlines_size);
-	if (w->cmdlines.failed)
+	buf_add(b, saved.sb.buf, saved.sb.len);
+	if (w->cmdlines.failed || saved.failed)
 		b->failed = true;
+	buf_free(&saved);
 }
 
 /*
@@ -1595,6 +1653,9 @@ int tdw__finish(struct tdw *w, FILE *fp)
 {
 	struct tdw_out o = { .fp = fp };
 	int ret;
+
+	if (w->nr_cmd_pids)
+		qsort(w->cmd_pids, w->nr_cmd_pids, sizeof(int), cmp_pid);
 
 	for (unsigned int i = 0; i < w->nr_cpus; i++) {
 		ret = cpu_flush_page(w, &w->cpus[i]);

@@ -670,13 +670,14 @@ test_task_names()
 		err=1
 	fi
 	# Names libtraceevent's saved_cmdlines parser stops at (a newline,
-	# nothing after the pid) must not hide the names of other tasks
-	# (check_names() in convert).
+	# nothing or only spaces after the pid) must not hide the names of
+	# other tasks (check_names() in convert).
 	# shellcheck disable=SC2016 # expanded by sh
 	perf record -q -o "${tmpdir}/odd.data" -e sched:sched_process_exit \
 		-e sched:sched_switch -- sh -c 'for i in 1 2 3 4 5 6; do
 			sh -c "printf \"odd\\nname\" > /proc/self/comm; /bin/true"
 			sh -c "printf \"\\n\" > /proc/self/comm; /bin/true"
+			sh -c "printf \" \" > /proc/self/comm; /bin/true"
 			/bin/true; done' 2>"${tmpdir}/record.err"
 	convert -i "${tmpdir}/odd.data" --to-trace-dat "${tmpdir}/odd.dat" || return
 	if ! trace-cmd report "${tmpdir}/odd.dat" 2>/dev/null | grep -q '^ *odd?name-[0-9]'; then
@@ -758,6 +759,71 @@ PY
 	if [ -z "${a}" ] || [ -z "${b}" ] ||
 		[ $((0x${b} - 0x${a})) != $((2 << 20)) ]; then
 		echo "kallsyms: hrtimer_wakeup at '${a}', moved kernel '${b}' (2 MiB more expected)"
+		err=1
+	fi
+}
+
+# A recording whose kernel does not run here (a copy with its kernel
+# build-id changed): kallsyms come from the build-id cache's copy of that
+# kernel's, or not at all; never from this machine's /proc/kallsyms.
+test_kallsyms_other_kernel()
+{
+	local bid obid home="${tmpdir}/home" n raw
+
+	echo "Testing kallsyms of a kernel that does not run here"
+	bid=$(perf buildid-list -k 2>/dev/null)
+	if [ "${#bid}" -lt 16 ] || ! command -v "${PYTHON}" >/dev/null; then
+		echo "kallsyms: no build-id of the running kernel or no ${PYTHON} [Skipped]"
+		return
+	fi
+	if ! obid=$("${PYTHON}" - "${tmpdir}/ksym.data" "${tmpdir}/obid.data" "${bid}" <<'PY'
+import sys
+d = open(sys.argv[1], 'rb').read()
+bid = bytes.fromhex(sys.argv[3])
+if bid not in d:
+    sys.exit('the kernel build-id is not in the recording')
+other = bytes(b ^ 0xff for b in bid[:4]) + bid[4:]
+open(sys.argv[2], 'wb').write(d.replace(bid, other))
+print(other.hex())
+PY
+	); then
+		err=1
+		return
+	fi
+	mkdir -p "${home}"
+	if ! HOME="${home}" perf data convert -i "${tmpdir}/obid.data" \
+		--to-trace-dat "${tmpdir}/obid.dat" >/dev/null 2>"${tmpdir}/obid.err"; then
+		echo "kallsyms: the recording of another kernel did not convert:"
+		cat "${tmpdir}/obid.err"
+		err=1
+		return
+	fi
+	if ! grep -q "build-id ${obid}) does not run here and the build-id cache has no kallsyms" \
+		"${tmpdir}/obid.err"; then
+		echo "kallsyms: no warning that another kernel's kallsyms are left empty:"
+		cat "${tmpdir}/obid.err"
+		err=1
+	fi
+	trace-cmd report "${tmpdir}/obid.dat" >"${tmpdir}/obid.report" 2>/dev/null
+	n=$(grep -c "hrtimer_start: " "${tmpdir}/obid.report" || true)
+	raw=$(grep -Ec "hrtimer_start: .*function=(0x)?[0-9a-f]{8,} " \
+		"${tmpdir}/obid.report" || true)
+	if [ "${n}" = 0 ] || [ "${raw}" != "${n}" ]; then
+		echo "kallsyms: another kernel's recording: ${raw} of ${n} hrtimer_start" \
+			"events show an address, not this machine's symbols"
+		err=1
+	fi
+	# With that kernel's kallsyms in the build-id cache: those.
+	mkdir -p "${home}/.debug/[kernel.kallsyms]/${obid}"
+	cp /proc/kallsyms "${home}/.debug/[kernel.kallsyms]/${obid}/kallsyms"
+	HOME="${home}" perf data convert -v -i "${tmpdir}/obid.data" \
+		--to-trace-dat "${tmpdir}/obid2.dat" >"${tmpdir}/obid2.err" 2>&1
+	if ! grep -qF "trace.dat: kallsyms from ${home}/.debug/[kernel.kallsyms]/${obid}/kallsyms" \
+		"${tmpdir}/obid2.err" ||
+	   ! trace-cmd report "${tmpdir}/obid2.dat" 2>/dev/null |
+		grep -q "function=hrtimer_wakeup"; then
+		echo "kallsyms: another kernel's recording did not take the build-id cache's kallsyms:"
+		grep kallsyms "${tmpdir}/obid2.err"
 		err=1
 	fi
 }
@@ -1197,6 +1263,7 @@ test_switch_events || err=1
 test_task_names || err=1
 test_kallsyms || err=1
 test_kallsyms_relocated || err=1
+test_kallsyms_other_kernel || err=1
 test_kallsyms_no_buildid || err=1
 test_tod || err=1
 test_per_thread || err=1
