@@ -1507,8 +1507,8 @@ static void convert_tool_init(struct convert_trace_dat *c)
 	 * The AUX area data is not decoded (perf_tool__init()'s stubs skip
 	 * it): only its PERF_RECORD_AUX records become perf:aux events. A
 	 * decoder would synthesize nothing here, and one that checks the
-	 * data (swaux) would fail the conversion of a recording whose AUX
-	 * data is bad.
+	 * data would fail the conversion of a recording whose AUX data is
+	 * bad.
 	 */
 	c->tool.event_update	= perf_event__process_event_update;
 	c->tool.attr		= perf_event__process_attr;

@@ -36,7 +36,7 @@ if [ -e "${shelldir}"/lib/setup_python.sh ]; then
 	# shellcheck source=lib/setup_python.sh
 	. "${shelldir}"/lib/setup_python.sh
 else
-	# Run from outside a perf tree (the rig's overlay copy).
+	# Run from outside a perf tree.
 	PYTHON=${PYTHON:-python3}
 fi
 
