@@ -822,7 +822,7 @@ PY
 		"${tmpdir}/obid2.err" ||
 	   ! trace-cmd report "${tmpdir}/obid2.dat" 2>/dev/null |
 		grep -q "function=hrtimer_wakeup"; then
-		echo "kallsyms: another kernel's recording did not take the build-id cache's kallsyms:"
+		echo "kallsyms: the build-id cache's kallsyms of another kernel not taken:"
 		grep kallsyms "${tmpdir}/obid2.err"
 		err=1
 	fi
