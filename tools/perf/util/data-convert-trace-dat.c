@@ -403,11 +403,15 @@ static int writer_ret(struct convert_trace_dat *c,
 			    sample->time);
 		return 0;
 	}
-	if (ret == -ERANGE && !c->err) {
-		pr_err("%s: event on CPU %u: corrupt input\n",
-		       c->session->data->path, sample->cpu);
+	if (ret == -ERANGE) {
+		/* One message: perf would add its own for an error returned. */
+		if (!c->err)
+			pr_err("%s: event on CPU %u: corrupt input\n",
+			       c->session->data->path, sample->cpu);
 		c->err = -EINVAL;
-	} else if (ret < 0 && ret != -ERANGE) {
+		session_done = 1;
+		return 0;
+	} else if (ret < 0) {
 		/*
 		 * The spill files beside the output: ENOSPC, EIO, ENOMEM.
 		 * Stop here, with this one message.

@@ -695,14 +695,16 @@ static u32 event_header(const struct tdw *w, u32 type_len, u32 delta)
 }
 
 /*
- * A CPU the recording does not have (beyond its CPU count, when it has
- * one): corrupt input, which must not make the writer allocate pages for
- * thousands of CPUs.
+ * A CPU number far beyond the recording's CPU count: corrupt input, which
+ * must not make the writer allocate pages for tens of thousands of CPUs.
+ * The count is a hint only (the highest present CPU when the header was
+ * written: a CPU hot-added or removed during the recording is beyond it).
  */
 static bool cpu_out_of_range(const struct tdw *w, unsigned int nr)
 {
-	return nr > TDW_MAX_CPU ||
-	       (w->opts.nr_cpus > 0 && nr >= (unsigned int)w->opts.nr_cpus);
+	unsigned int count = w->opts.nr_cpus > 0 ? w->opts.nr_cpus : 0;
+
+	return nr > TDW_MAX_CPU || nr >= max(count, 4096U);
 }
 
 static struct tdw_cpu *get_cpu(struct tdw *w, unsigned int nr)
@@ -1252,11 +1254,12 @@ static void body_cmdlines(const struct tdw *w, struct tdw_buf *b)
 		const char *next = nl ? nl + 1 : end;
 		int pid = 0, digits = 0;
 
-		for (const char *q = p; q < next && isdigit(*q) && digits < 9;
+		for (const char *q = p; q < next && isdigit((unsigned char)*q) && digits < 9;
 		     q++, digits++)
 			pid = pid * 10 + (*q - '0');
-		if (!digits || !bsearch(&pid, w->cmd_pids, w->nr_cmd_pids,
-					sizeof(pid), cmp_pid))
+		if (!digits || !w->nr_cmd_pids ||
+		    !bsearch(&pid, w->cmd_pids, w->nr_cmd_pids, sizeof(pid),
+			     cmp_pid))
 			buf_add(&saved, p, next - p);
 		p = next;
 	}

@@ -677,11 +677,23 @@ test_task_names()
 		-e sched:sched_switch -- sh -c 'for i in 1 2 3 4 5 6; do
 			sh -c "printf \"odd\\nname\" > /proc/self/comm; /bin/true"
 			sh -c "printf \"\\n\" > /proc/self/comm; /bin/true"
-			sh -c "printf \" \" > /proc/self/comm; /bin/true"
-			/bin/true; done' 2>"${tmpdir}/record.err"
+			sh -c "printf \" \" > /proc/self/comm; echo \$\$ >> $1; /bin/true"
+			/bin/true; done' sh "${tmpdir}/space.pids" 2>"${tmpdir}/record.err"
 	convert -i "${tmpdir}/odd.data" --to-trace-dat "${tmpdir}/odd.dat" || return
-	if ! trace-cmd report "${tmpdir}/odd.dat" 2>/dev/null | grep -q '^ *odd?name-[0-9]'; then
+	trace-cmd report "${tmpdir}/odd.dat" >"${tmpdir}/odd.report" 2>/dev/null
+	if ! grep -q '^ *odd?name-[0-9]' "${tmpdir}/odd.report"; then
 		echo "task names with a newline: none shown as odd?name"
+		err=1
+	fi
+	# A name of spaces only: each such task shows as "?".
+	for pid in $(cat "${tmpdir}/space.pids"); do
+		if ! grep -Eq "^ *\?-${pid} " "${tmpdir}/odd.report"; then
+			echo "a task named ' ' (pid ${pid}) is not shown as ?-${pid}"
+			err=1
+		fi
+	done
+	if [ ! -s "${tmpdir}/space.pids" ]; then
+		echo "no task was named ' '"
 		err=1
 	fi
 }
