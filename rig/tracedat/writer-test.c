@@ -517,11 +517,16 @@ int main(int argc, char **argv)
 	for (i = 0; i < 600; i++) {
 		int cpu = i % 2, len = (i * 37) % 300, size;
 
-		/* Gaps: small, 2^27 + 1 ns (TIME_EXTEND), several seconds. */
+		/*
+		 * Gaps: small, 2^27 + 1 ns (TIME_EXTEND), several seconds,
+		 * and one beyond a TIME_EXTEND's 59 bits (a page of its own).
+		 */
 		if (i % 50 == 49)
 			ts += (1ULL << 27) + 1;
 		else if (i == 300)
 			ts += 5ULL << 32;
+		else if (i == 500)
+			ts += (1ULL << 59) + 3;
 		else
 			ts += 1000 + i;
 		memset(msg, 'a' + i % 26, len);

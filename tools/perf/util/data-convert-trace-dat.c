@@ -85,6 +85,15 @@ struct convert_trace_dat {
 	struct itrace_synth_opts itrace_opts;	/* .set, nothing synthesized */
 	bool			user_maps;	/* callchains are resolved */
 	bool			this_machine;	/* recorded where it converts */
+	/* The kernel's symbols, see kernel_symbols(). */
+	const char		*kallsyms;	/* its kallsyms file, or NULL */
+	char			*kcore_kallsyms; /* a --kcore recording's */
+	const char		*kallsyms_name;	/* symbol_conf's before */
+	bool			kallsyms_chosen;
+	int			sessions;	/* opened */
+	int			ksyms_session;	/* kernel_symbols() done */
+	bool			ksyms_warned;	/* that there are none */
+	char			kallsyms_path[PATH_MAX];
 	void			*tracing_data;
 	size_t			tracing_data_size;
 	bool			synth_used[SYNTH_MAX];
@@ -506,6 +515,18 @@ static void free_comms(struct convert_trace_dat *c)
 	hashmap__clear(c->comms);
 }
 
+static bool user_mmap(const union perf_event *event)
+{
+	u16 cpumode = event->header.misc & PERF_RECORD_MISC_CPUMODE_MASK;
+
+	return (event->header.type == PERF_RECORD_MMAP ||
+		event->header.type == PERF_RECORD_MMAP2) &&
+	       cpumode != PERF_RECORD_MISC_KERNEL &&
+	       cpumode != PERF_RECORD_MISC_GUEST_KERNEL;
+}
+
+static void kernel_symbols(struct convert_trace_dat *c, struct machine *machine);
+
 /*
  * What the converter keeps of a side-band event: task names (COMM, FORK,
  * EXIT) in a table of its own, and kernel maps for kallsyms.  Task names
@@ -519,11 +540,19 @@ static int deliver_sideband(struct convert_trace_dat *c, union perf_event *event
 {
 	const struct perf_tool *tool = &c->tool;
 
+	int err;
+
 	switch (event->header.type) {
 	case PERF_RECORD_MMAP:
-		return perf_event__process_mmap(tool, event, sample, machine);
+		err = perf_event__process_mmap(tool, event, sample, machine);
+		if (!err && !user_mmap(event))
+			kernel_symbols(c, machine);
+		return err;
 	case PERF_RECORD_MMAP2:
-		return perf_event__process_mmap2(tool, event, sample, machine);
+		err = perf_event__process_mmap2(tool, event, sample, machine);
+		if (!err && !user_mmap(event))
+			kernel_symbols(c, machine);
+		return err;
 	case PERF_RECORD_COMM:
 		return set_comm(c, event->comm.tid, event->comm.comm);
 	case PERF_RECORD_FORK:
@@ -547,21 +576,9 @@ static int deliver_sideband(struct convert_trace_dat *c, union perf_event *event
 		return perf_event__process_ksymbol(tool, event, sample, machine);
 	case PERF_RECORD_BPF_EVENT:
 		return perf_event__process_bpf(tool, event, sample, machine);
-	case PERF_RECORD_TEXT_POKE:
-		return perf_event__process_text_poke(tool, event, sample, machine);
 	default:
 		return 0;
 	}
-}
-
-static bool user_mmap(const union perf_event *event)
-{
-	u16 cpumode = event->header.misc & PERF_RECORD_MISC_CPUMODE_MASK;
-
-	return (event->header.type == PERF_RECORD_MMAP ||
-		event->header.type == PERF_RECORD_MMAP2) &&
-	       cpumode != PERF_RECORD_MISC_KERNEL &&
-	       cpumode != PERF_RECORD_MISC_GUEST_KERNEL;
 }
 
 /* Side-band events that change nothing the converter writes. */
@@ -573,6 +590,8 @@ static bool no_effect(const struct convert_trace_dat *c,
 	case PERF_RECORD_CGROUP:
 	case PERF_RECORD_THROTTLE:
 	case PERF_RECORD_UNTHROTTLE:
+	/* Code bytes, for AUX decoders: nothing is decoded here. */
+	case PERF_RECORD_TEXT_POKE:
 		return true;
 	default:
 		return !c->user_maps && user_mmap(event);
@@ -1120,34 +1139,101 @@ static bool kallsyms_matches(const char *p, const char *end,
 /*
  * The kallsyms file of the recording's kernel: /proc/kallsyms when that
  * kernel runs here (its build-id; without one, a recording made here),
- * else the copy perf record put in the build-id cache.  NULL, with a
- * warning, when there is none: perf would fall back to this machine's
- * /proc/kallsyms, the symbols of another kernel.
+ * else the copy perf record put in the build-id cache.  NULL when there
+ * is none: perf would fall back to this machine's /proc/kallsyms, the
+ * symbols of another kernel.
  */
 static const char *kallsyms_file(struct convert_trace_dat *c, struct dso *kdso,
 				 char *path, size_t size)
 {
-	struct perf_env *env = perf_session__env(c->session);
 	char sbuild_id[SBUILD_ID_SIZE];
 	struct build_id bid;
 
-	if (!dso__has_build_id(kdso)) {
-		if (c->this_machine)
-			return "/proc/kallsyms";
-		pr_warning("trace.dat: the recording has no kernel build-id and was made on another machine (%s, %s): kallsyms left empty, this machine's would be wrong\n",
-			   env->hostname ?: "unknown host",
-			   env->os_release ?: "unknown kernel");
-		return NULL;
-	}
+	if (!dso__has_build_id(kdso))
+		return c->this_machine ? "/proc/kallsyms" : NULL;
 	if (!sysfs__read_build_id("/sys/kernel/notes", &bid) &&
 	    dso__build_id_equal(kdso, &bid))
 		return "/proc/kallsyms";
 	build_id__snprintf(dso__bid(kdso), sbuild_id, sizeof(sbuild_id));
 	if (build_id_cache__kallsyms_path(sbuild_id, path, size))
 		return path;
-	pr_warning("trace.dat: the recording's kernel (build-id %s) does not run here and the build-id cache has no kallsyms of it: kallsyms left empty\n",
-		   sbuild_id);
 	return NULL;
+}
+
+/*
+ * Without a kallsyms file of the recording's kernel: a vmlinux with its
+ * build-id where perf looks for one (vmlinux_path, the build-id cache;
+ * dso__load_vmlinux() checks the build-id).  Otherwise the kernel map
+ * stays empty, marked loaded so that nothing (a callchain, a TEXT_POKE)
+ * falls back to this machine's /proc/kallsyms.
+ */
+static bool kernel_vmlinux(struct convert_trace_dat *c, struct map *kmap)
+{
+	struct dso *kdso = map__dso(kmap);
+
+	if (dso__loaded(kdso))
+		return dso__has_symbols(kdso);
+	if (dso__has_build_id(kdso) &&
+	    symbol__init(perf_session__env(c->session)) >= 0 &&
+	    dso__load_vmlinux_path(kdso, kmap) > 0)
+		return true;
+	dso__set_loaded(kdso);
+	return false;
+}
+
+/* Once, when the kernel's symbols are wanted and there are none. */
+static void no_kernel_symbols(struct convert_trace_dat *c, struct map *kmap)
+{
+	struct perf_env *env = perf_session__env(c->session);
+	struct dso *kdso = map__dso(kmap);
+	char sbuild_id[SBUILD_ID_SIZE];
+
+	if (c->ksyms_warned)
+		return;
+	c->ksyms_warned = true;
+	if (!dso__has_build_id(kdso)) {
+		pr_warning("trace.dat: the recording has no kernel build-id and was made on another machine (%s, %s): kernel addresses left unresolved, kallsyms empty\n",
+			   env->hostname ?: "unknown host",
+			   env->os_release ?: "unknown kernel");
+		return;
+	}
+	build_id__snprintf(dso__bid(kdso), sbuild_id, sizeof(sbuild_id));
+	pr_warning("trace.dat: the recording's kernel (build-id %s) does not run here and neither the build-id cache nor a vmlinux has its symbols: kernel addresses left unresolved, kallsyms empty\n",
+		   sbuild_id);
+}
+
+/*
+ * The symbols of the recording's kernel, for kallsyms and the kernel
+ * frames of --all's callchains, chosen when its kernel map appears
+ * (PERF_RECORD_MMAP), before a sample can load them: a perf record
+ * --kcore recording's own kallsyms (perf_session__new() puts them in
+ * symbol_conf.kallsyms_name), else kallsyms_file()'s, kept in
+ * symbol_conf.kallsyms_name for the kernel map to load, as perf report
+ * --kallsyms=FILE does; else kernel_vmlinux(), whose vmlinux search
+ * finds nothing in the common case of a recording of another machine.
+ * Once per session: a second one (-EAGAIN) has a kernel map of its own.
+ */
+static void kernel_symbols(struct convert_trace_dat *c, struct machine *machine)
+{
+	struct map *kmap;
+
+	if (c->ksyms_session == c->sessions ||
+	    machine != &c->session->machines.host)
+		return;
+	kmap = machine__kernel_map(machine);
+	if (!kmap)
+		return;
+	c->ksyms_session = c->sessions;
+	if (!c->kallsyms_chosen) {
+		c->kallsyms_chosen = true;
+		c->kallsyms = symbol_conf.kallsyms_name ?:
+			      kallsyms_file(c, map__dso(kmap), c->kallsyms_path,
+					    sizeof(c->kallsyms_path));
+		if (c->kallsyms)
+			symbol_conf.kallsyms_name = c->kallsyms;
+	}
+	if (!c->kallsyms && !kernel_vmlinux(c, kmap) && c->user_maps)
+		no_kernel_symbols(c, kmap);
 }
 
 /*
@@ -1184,11 +1270,11 @@ static char *kallsyms_text(const char *file, const struct kmap *km,
 /*
  * perf record stores no kallsyms in the tracing data.  When an event
  * format prints a symbol, write the symbols of the recording's kernel
- * (kallsyms_file()) so that %pS and %ps fields resolve in trace-cmd: its
- * text as it is when the addresses are the recording's, else loaded into
- * the kernel map, which relocates them to the recording's addresses, and
- * printed from there.  Reading them takes longer than converting a small
- * recording, so not otherwise.
+ * (kernel_symbols()) so that %pS and %ps fields resolve in trace-cmd:
+ * the kallsyms text as it is when the addresses are the recording's,
+ * else loaded into the kernel map, which relocates them to the
+ * recording's addresses, and printed from there.  Reading them takes
+ * longer than converting a small recording, so not otherwise.
  */
 static void add_kallsyms(struct convert_trace_dat *c)
 {
@@ -1196,28 +1282,25 @@ static void add_kallsyms(struct convert_trace_dat *c)
 	struct machine *machine = &c->session->machines.host;
 	struct map *kmap = machine__kernel_map(machine);
 	struct kallsyms_out out = { .kernel = kmap };
-	char path[PATH_MAX], *text = NULL;
-	const char *file;
+	char *text = NULL;
 	size_t len = 0;
-	int ret;
 
 	if (tdw__has_kallsyms(c->w) || !tdw__prints_symbols(c->w) || !kmap)
 		return;
-	file = kallsyms_file(c, map__dso(kmap), path, sizeof(path));
-	if (!file)
-		return;
-	text = kallsyms_text(file, map__kmap(kmap), &len);
-	if (text) {
-		tdw__set_kallsyms(c->w, text, len);
-		return;
-	}
-	/* As perf report --kallsyms=FILE: never another kernel's symbols. */
-	symbol_conf.kallsyms_name = file;
-	ret = symbol__init(env) < 0 ? -1 : map__load(kmap);
-	symbol_conf.kallsyms_name = NULL;
-	if (ret < 0) {
-		pr_warning("trace.dat: cannot load the kernel symbols of %s: kallsyms left empty\n",
-			   file);
+	kernel_symbols(c, machine);
+	if (c->kallsyms) {
+		text = kallsyms_text(c->kallsyms, map__kmap(kmap), &len);
+		if (text) {
+			tdw__set_kallsyms(c->w, text, len);
+			return;
+		}
+		if (symbol__init(env) < 0 || map__load(kmap) < 0) {
+			pr_warning("trace.dat: cannot load the kernel symbols of %s: kallsyms left empty\n",
+				   c->kallsyms);
+			return;
+		}
+	} else if (!kernel_vmlinux(c, kmap)) {
+		no_kernel_symbols(c, kmap);
 		return;
 	}
 	out.f = open_memstream(&text, &len);
@@ -1321,6 +1404,12 @@ static int output_open(struct trace_dat_output *o, const char *name,
 	int fd;
 
 	o->force = force;
+	if (!lstat(name, &st) && S_ISLNK(st.st_mode) && stat(name, &st) &&
+	    errno == ENOENT) {
+		pr_err("%s is a symbolic link to a file that does not exist: give the file to write\n",
+		       name);
+		return -1;
+	}
 	if (!stat(name, &st)) {
 		if (S_ISDIR(st.st_mode)) {
 			pr_err("%s is a directory: give the name of the trace.dat file to write\n",
@@ -1381,12 +1470,27 @@ static int output_open(struct trace_dat_output *o, const char *name,
 	return 0;
 }
 
+/* renameat2(RENAME_EXCHANGE): @a and @b swap names in one step. */
+static int rename_exchange(const char *a __maybe_unused,
+			   const char *b __maybe_unused)
+{
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 28)
+	return renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE);
+#else
+	errno = EOPNOTSUPP;
+	return -1;
+#endif
+}
+
 /*
  * The complete file takes the name.  Without --force, link() fails if a
- * file of that name appeared meanwhile.  With --force the old file is
- * renamed aside first, and back if the new one cannot take its place:
- * a rename() over an existing file would make ext4 (auto_da_alloc) write
- * the whole new file to disk inside it (86 ms for a 100 MB trace.dat).
+ * file of that name appeared meanwhile.  With --force the new file and
+ * the old one swap names in one step, then the old one is removed: the
+ * name never goes missing.  Where they cannot be swapped (file system,
+ * C library) the old file is renamed aside, and back if the new one
+ * cannot take its place.  A rename() over the old file would make ext4
+ * (auto_da_alloc) write the whole new file to disk inside it (86 ms for
+ * a 100 MB trace.dat).
  */
 static int output_commit(struct trace_dat_output *o)
 {
@@ -1408,6 +1512,10 @@ static int output_commit(struct trace_dat_output *o)
 		    !access(o->path, F_OK))
 			goto fail;
 		err = 0;
+	} else if (!rename_exchange(o->tmp, o->path)) {
+		goto done;	/* o->tmp is the old file now */
+	} else if (errno == ENOENT) {
+		/* No old file: the rename below. */
 	} else if (asprintf(&aside, "%s.old", o->tmp) < 0) {
 		err = ENOMEM;
 		goto fail;
@@ -1535,10 +1643,13 @@ static int convert_prepare(struct convert_trace_dat *c,
 			   const char *output_name,
 			   struct perf_data_convert_opts *opts)
 {
-	if (c->wopts.version != 6 && c->wopts.version != 7) {
-		pr_err("trace.dat version must be 6 or 7.\n");
+	const char *v = opts->trace_dat_version;
+
+	if (v && strcmp(v, "6") && strcmp(v, "7")) {
+		pr_err("trace.dat version must be 6 or 7, not '%s'.\n", v);
 		return -1;
 	}
+	c->wopts.version = v && !strcmp(v, "6") ? 6 : 7;
 	if (parse_compression(opts->trace_dat_compression,
 			      &c->wopts.compression))
 		return -1;
@@ -1600,6 +1711,10 @@ static int convert_open(struct convert_trace_dat *c, struct perf_data *data,
 
 	c->tool.ordered_events = !c->percpu;
 	session = perf_session__new(data, &c->tool);
+	c->sessions++;
+	/* A perf record --kcore recording's kallsyms, see kernel_symbols(). */
+	if (symbol_conf.kallsyms_name != c->kallsyms_name && !c->kallsyms_chosen)
+		c->kcore_kallsyms = (char *)symbol_conf.kallsyms_name;
 	if (IS_ERR(session)) {
 		/* perf said why (cannot open, incompatible), but for ENOMEM. */
 		if (PTR_ERR(session) == -ENOMEM)
@@ -1714,6 +1829,11 @@ static int convert_write(struct convert_trace_dat *c,
 		pr_err("Error writing %s: %s\n", c->output_name, strerror(errno));
 		return -1;
 	}
+	/* Interrupted while the file was written: no output either. */
+	if (convert_interrupted) {
+		pr_err("Interrupted, %s not written\n", c->output_name);
+		return -1;
+	}
 	return output_commit(o) ? -1 : 0;
 }
 
@@ -1755,9 +1875,6 @@ int trace_dat_convert__perf2dat(const char *_input_name, const char *output_name
 		.synthetic = opts->all,
 		.tod = opts->tod,
 		.percpu = true,
-		.wopts = {
-			.version = opts->trace_dat_version ?: 7,
-		},
 	};
 	struct perf_data data = {
 		.mode = PERF_DATA_MODE_READ,
@@ -1768,6 +1885,7 @@ int trace_dat_convert__perf2dat(const char *_input_name, const char *output_name
 	int ret = -1;
 
 	convert_tool_init(&c);
+	c.kallsyms_name = symbol_conf.kallsyms_name;
 	if (convert_prepare(&c, &o, _input_name, output_name, opts))
 		goto out;
 	convert_signals(true);
@@ -1782,6 +1900,8 @@ int trace_dat_convert__perf2dat(const char *_input_name, const char *output_name
 		convert_report(&c, data.path, opts);
 out:
 	perf_session__delete(c.session);
+	symbol_conf.kallsyms_name = c.kallsyms_name;
+	free(c.kcore_kallsyms);
 	output_close(&o);
 	convert_signals(false);
 	ordered_events__free(&c.sideband);

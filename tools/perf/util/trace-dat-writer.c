@@ -741,7 +741,12 @@ static int cpu_add(struct tdw *w, struct tdw_cpu *cpu, u64 ts,
 	room = w->page_size - w->data_offset;
 	delta = cpu->active ? ts - cpu->last_ts : 0;
 	need = hdr + len + (delta > RB_TS_MASK ? 8 : 0);
-	if (cpu->active && cpu->used + need > room) {
+	/*
+	 * A TIME_EXTEND holds 59 bits of delta; a longer gap (2^59 ns, 18
+	 * years: crafted times) starts a page, whose time stamp is absolute.
+	 */
+	if (cpu->active &&
+	    (cpu->used + need > room || delta >> (RB_TS_SHIFT + 32))) {
 		int ret = cpu_flush_page(w, cpu);
 
 		if (ret)

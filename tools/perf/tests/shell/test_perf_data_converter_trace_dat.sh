@@ -322,6 +322,10 @@ test_versions_compression()
 			echo "trace-cmd cannot read ${c} [Skipped ${c}]"
 			continue
 		fi
+		if ! perf version --build-options 2>/dev/null | grep -Eq "^ *${c}: \[ on"; then
+			echo "perf is built without ${c} [Skipped ${c}]"
+			continue
+		fi
 		if ! convert -i "${tmpdir}/perf.data" --to-trace-dat \
 			"${tmpdir}/v7-${c}.dat" --trace-dat-compression ${c}; then
 			continue
@@ -497,7 +501,7 @@ while pos + 8 <= len(data):
     if typ == 66:                               # HEADER_TRACING_DATA
         pos += struct.unpack_from('<I', data, pos - size + 8)[0]
 
-def record(typ, body, t):
+def record(typ, body, t, misc=0):
     # sample_id: tid, time, id, stream_id, cpu, identifier; id 0 is the
     # first event.
     for bit, fmt, val in ((TID, '<II', (0, 0)), (TIME, '<Q', (t,)),
@@ -505,7 +509,7 @@ def record(typ, body, t):
                           (CPU, '<II', (0, 0)), (IDENTIFIER, '<Q', (0,))):
         if sample_type & bit:
             body += struct.pack(fmt, *val)
-    return struct.pack('<IHH', typ, 0, 8 + len(body)) + body
+    return struct.pack('<IHH', typ, misc, 8 + len(body)) + body
 
 def sample_copy(raw_size):
     # The last sample, 1 us later, with its raw data padded with zeros to
@@ -537,6 +541,11 @@ if mode == 'aux':
     recs += record(11, struct.pack('<QQQ', 0x2000, 8192, 0x8), t + 3000)  # AUX
 elif mode == 'big':
     recs = sample_copy(raw_size=3 * 4096 + 4)
+elif mode.startswith('poke:'):
+    # TEXT_POKE of two bytes of kernel code at the address given (cpumode
+    # kernel), as an intel_pt recording has them.
+    body = struct.pack('<QHH', int(mode[5:], 0), 2, 2) + bytes(4)
+    recs = record(20, body, t, misc=1)
 else:
     sys.exit('unknown mode ' + mode)
 open(sys.argv[3], 'wb').write(data + recs)
@@ -775,20 +784,55 @@ PY
 	fi
 }
 
-# A recording whose kernel does not run here (a copy with its kernel
-# build-id changed): kallsyms come from the build-id cache's copy of that
-# kernel's, or not at all; never from this machine's /proc/kallsyms.
-test_kallsyms_other_kernel()
+# A perf record --kcore recording (a directory: data, kcore_dir/kallsyms)
+# has its kernel's kallsyms: those, not this machine's /proc/kallsyms
+# (here a copy of it with hrtimer_wakeup renamed, to tell them apart).
+test_kallsyms_kcore()
 {
-	local bid obid home="${tmpdir}/home" n raw
+	local kd="${tmpdir}/kcore.data"
 
-	echo "Testing kallsyms of a kernel that does not run here"
-	bid=$(perf buildid-list -k 2>/dev/null)
-	if [ "${#bid}" -lt 16 ] || ! command -v "${PYTHON}" >/dev/null; then
-		echo "kallsyms: no build-id of the running kernel or no ${PYTHON} [Skipped]"
+	echo "Testing kallsyms of a perf record --kcore recording"
+	mkdir -p "${kd}/kcore_dir"
+	cp "${tmpdir}/ksym.data" "${kd}/data"
+	sed 's/ hrtimer_wakeup$/ hrtimer_wakeup_kcore/' /proc/kallsyms \
+		>"${kd}/kcore_dir/kallsyms"
+	if ! grep -q " hrtimer_wakeup_kcore$" "${kd}/kcore_dir/kallsyms"; then
+		echo "kallsyms: no hrtimer_wakeup in /proc/kallsyms [Skipped]"
 		return
 	fi
-	if ! obid=$("${PYTHON}" - "${tmpdir}/ksym.data" "${tmpdir}/obid.data" "${bid}" <<'PY'
+	perf data convert -v -i "${kd}" --to-trace-dat "${tmpdir}/kcore.dat" \
+		>"${tmpdir}/kcore.err" 2>&1
+	if ! grep -qF "trace.dat: kallsyms from ${kd}/kcore_dir/kallsyms" \
+		"${tmpdir}/kcore.err" ||
+	   ! trace-cmd report "${tmpdir}/kcore.dat" 2>/dev/null |
+		grep -q "function=hrtimer_wakeup_kcore"; then
+		echo "kallsyms: the recording's kcore_dir/kallsyms not taken:"
+		grep -i "kallsyms\|error" "${tmpdir}/kcore.err"
+		err=1
+	fi
+}
+
+# Every hrtimer_start event of trace-cmd report's output $2 shows its
+# function as an address: no symbols of another kernel.
+check_unresolved()
+{
+	local n raw
+
+	n=$(grep -c "hrtimer_start: " "$2" || true)
+	raw=$(grep -Ec "hrtimer_start: .*function=(0x)?[0-9a-f]{8,} " "$2" || true)
+	if [ "${n}" = 0 ] || [ "${raw}" != "${n}" ]; then
+		echo "kallsyms: $1: ${raw} of ${n} hrtimer_start events show an" \
+			"address, not this machine's symbols:"
+		grep -m3 "hrtimer_start:" "$2"
+		err=1
+	fi
+}
+
+# A copy $2 of the recording $1 whose kernel build-id $3 is changed, as
+# if another kernel had made it; prints the changed build-id.
+other_kernel()
+{
+	"${PYTHON}" - "$@" <<'PY'
 import sys
 d = open(sys.argv[1], 'rb').read()
 bid = bytes.fromhex(sys.argv[3])
@@ -798,7 +842,22 @@ other = bytes(b ^ 0xff for b in bid[:4]) + bid[4:]
 open(sys.argv[2], 'wb').write(d.replace(bid, other))
 print(other.hex())
 PY
-	); then
+}
+
+# A recording whose kernel does not run here (a copy with its kernel
+# build-id changed): kallsyms come from the build-id cache's copy of that
+# kernel's, or not at all; never from this machine's /proc/kallsyms.
+test_kallsyms_other_kernel()
+{
+	local a bid obid home="${tmpdir}/home"
+
+	echo "Testing kallsyms of a kernel that does not run here"
+	bid=$(perf buildid-list -k 2>/dev/null)
+	if [ "${#bid}" -lt 16 ] || ! command -v "${PYTHON}" >/dev/null; then
+		echo "kallsyms: no build-id of the running kernel or no ${PYTHON} [Skipped]"
+		return
+	fi
+	if ! obid=$(other_kernel "${tmpdir}/ksym.data" "${tmpdir}/obid.data" "${bid}"); then
 		err=1
 		return
 	fi
@@ -810,21 +869,32 @@ PY
 		err=1
 		return
 	fi
-	if ! grep -q "build-id ${obid}) does not run here and the build-id cache has no kallsyms" \
+	if ! grep -q "build-id ${obid}) does not run here and neither the build-id cache" \
 		"${tmpdir}/obid.err"; then
 		echo "kallsyms: no warning that another kernel's kallsyms are left empty:"
 		cat "${tmpdir}/obid.err"
 		err=1
 	fi
 	trace-cmd report "${tmpdir}/obid.dat" >"${tmpdir}/obid.report" 2>/dev/null
-	n=$(grep -c "hrtimer_start: " "${tmpdir}/obid.report" || true)
-	raw=$(grep -Ec "hrtimer_start: .*function=(0x)?[0-9a-f]{8,} " \
-		"${tmpdir}/obid.report" || true)
-	if [ "${n}" = 0 ] || [ "${raw}" != "${n}" ]; then
-		echo "kallsyms: another kernel's recording: ${raw} of ${n} hrtimer_start" \
-			"events show an address, not this machine's symbols"
+	check_unresolved "another kernel's recording" "${tmpdir}/obid.report"
+	# A TEXT_POKE record (code bytes, which intel_pt recordings have) in
+	# the kernel does not load this machine's kallsyms either.
+	a=$(awk '$3 == "_text" { print $1; exit }' /proc/kallsyms)
+	perf record -q -a -o - -e timer:hrtimer_start -- sh -c 'sleep 0.1; sleep 0.1' \
+		>"${tmpdir}/ksym-pipe.data" 2>"${tmpdir}/record.err"
+	if [ -z "${a}" ] ||
+	   ! add_records "poke:0x${a}" "${tmpdir}/ksym-pipe.data" \
+		"${tmpdir}/poke.data" >/dev/null ||
+	   ! other_kernel "${tmpdir}/poke.data" "${tmpdir}/opoke.data" "${bid}" >/dev/null; then
+		echo "kallsyms: no recording with a TEXT_POKE of another kernel"
 		err=1
+		return
 	fi
+	HOME="${home}" perf data convert -i "${tmpdir}/opoke.data" \
+		--to-trace-dat "${tmpdir}/opoke.dat" >/dev/null 2>&1
+	trace-cmd report "${tmpdir}/opoke.dat" >"${tmpdir}/opoke.report" 2>/dev/null
+	check_unresolved "another kernel's recording with a TEXT_POKE" \
+		"${tmpdir}/opoke.report"
 	# With that kernel's kallsyms in the build-id cache: those.
 	mkdir -p "${home}/.debug/[kernel.kallsyms]/${obid}"
 	cp /proc/kallsyms "${home}/.debug/[kernel.kallsyms]/${obid}/kallsyms"
@@ -836,6 +906,52 @@ PY
 		grep -q "function=hrtimer_wakeup"; then
 		echo "kallsyms: the build-id cache's kallsyms of another kernel not taken:"
 		grep kallsyms "${tmpdir}/obid2.err"
+		err=1
+	fi
+}
+
+# --all: the kernel frames of the callchains of a kernel that does not run
+# here stay addresses; perf would otherwise load this machine's kallsyms
+# for them.  Context switches (-e cs) are taken in the kernel: each sample
+# has kernel frames, which resolve in the recording as it is.
+test_kallsyms_other_kernel_callchain()
+{
+	local bid obid n
+
+	echo "Testing --all callchains of a kernel that does not run here"
+	bid=$(perf buildid-list -k 2>/dev/null)
+	if [ "${#bid}" -lt 16 ] || ! command -v "${PYTHON}" >/dev/null; then
+		echo "callchains: no build-id of the running kernel or no ${PYTHON} [Skipped]"
+		return
+	fi
+	perf record -q -a -g -e cs -c 1 -o "${tmpdir}/cs.data" \
+		-- sh -c 'sleep 0.1; sleep 0.1' 2>"${tmpdir}/record.err"
+	convert -i "${tmpdir}/cs.data" --all --to-trace-dat "${tmpdir}/cs.dat" ||
+		return
+	n=$(trace-cmd report "${tmpdir}/cs.dat" 2>/dev/null |
+		grep -c "callchain=.*schedule+0x" || true)
+	if [ "${n}" = 0 ]; then
+		echo "callchains: no context switch with the kernel's schedule() frames"
+		err=1
+		return
+	fi
+	if ! obid=$(other_kernel "${tmpdir}/cs.data" "${tmpdir}/ocs.data" "${bid}"); then
+		err=1
+		return
+	fi
+	mkdir -p "${tmpdir}/home-cs"
+	HOME="${tmpdir}/home-cs" perf data convert -v -i "${tmpdir}/ocs.data" --all \
+		--to-trace-dat "${tmpdir}/ocs.dat" >"${tmpdir}/ocs.err" 2>&1
+	trace-cmd report "${tmpdir}/ocs.dat" >"${tmpdir}/ocs.report" 2>/dev/null
+	n=$(grep -c "callchain=.*0xffff[0-9a-f]\{12\}" "${tmpdir}/ocs.report" || true)
+	if grep -q "Using /proc/kallsyms for symbols" "${tmpdir}/ocs.err" ||
+	   grep -q "callchain=.*schedule+0x" "${tmpdir}/ocs.report" ||
+	   [ "${n}" = 0 ] ||
+	   ! grep -q "build-id ${obid}) does not run here" "${tmpdir}/ocs.err"; then
+		echo "callchains of another kernel: resolved with this machine's symbols," \
+			"or without a warning (${n} with kernel addresses):"
+		grep -i "kallsyms\|build-id" "${tmpdir}/ocs.err"
+		grep -m2 "callchain=" "${tmpdir}/ocs.report" | cut -c1-200
 		err=1
 	fi
 }
@@ -865,15 +981,13 @@ test_uname_version()
 	done
 }
 
-# --tod: trace-cmd's timestamps are the wall clock times perf script --tod
-# prints for the same events.
 # Without the kernel's build-id (-B --no-buildid-mmap), kallsyms could
 # only come from this machine's /proc/kallsyms: right for a recording made
 # here, wrong for one made elsewhere (here: another host name, in a UTS
 # namespace).
 test_kallsyms_no_buildid()
 {
-	local n raw
+	local n
 
 	echo "Testing kallsyms without a kernel build-id"
 	perf record -q -B --no-buildid-mmap -a -o "${tmpdir}/nobid.data" -e timer:hrtimer_start \
@@ -908,17 +1022,11 @@ test_kallsyms_no_buildid()
 		err=1
 	fi
 	trace-cmd report "${tmpdir}/other.dat" >"${tmpdir}/other.report" 2>/dev/null
-	n=$(grep -c "hrtimer_start: " "${tmpdir}/other.report" || true)
-	raw=$(grep -Ec "hrtimer_start: .*function=(0x)?[0-9a-f]{8,} " \
-		"${tmpdir}/other.report" || true)
-	if [ "${n}" = 0 ] || [ "${raw}" != "${n}" ]; then
-		echo "kallsyms: another host's recording: ${raw} of ${n} hrtimer_start events" \
-			"show an address, not this machine's symbols:"
-		grep -m3 "hrtimer_start:" "${tmpdir}/other.report"
-		err=1
-	fi
+	check_unresolved "another host's recording" "${tmpdir}/other.report"
 }
 
+# --tod: trace-cmd's timestamps are the wall clock times perf script --tod
+# prints for the same events.
 test_tod()
 {
 	echo "Testing --tod"
@@ -1156,6 +1264,12 @@ test_bad_input()
 		"need --to-trace-dat" "${tmpdir}/bad8.json" \
 		-i "${tmpdir}/perf.data" --to-json "${tmpdir}/bad8.json" \
 		--trace-dat-compression zstd
+	expect_message "--trace-dat-version 0" "version must be 6 or 7" \
+		"${tmpdir}/bad9.dat" -i "${tmpdir}/perf.data" \
+		--to-trace-dat "${tmpdir}/bad9.dat" --trace-dat-version 0
+	expect_message "--trace-dat-version=-1" "version must be 6 or 7" \
+		"${tmpdir}/bad9.dat" -i "${tmpdir}/perf.data" \
+		--to-trace-dat "${tmpdir}/bad9.dat" --trace-dat-version=-1
 	expect_message "directory output" "is a directory" "" \
 		-i "${tmpdir}/perf.data" --to-trace-dat "${tmpdir}"
 	expect_message "missing input" "No such file or directory" "${tmpdir}/bad5.dat" \
@@ -1204,11 +1318,22 @@ test_bad_input()
 		echo "output exists: file was overwritten without --force"
 		err=1
 	fi
-	perf data convert -i "${tmpdir}/perf.data" --force \
-		--to-trace-dat "${tmpdir}/exists.dat" 2>/dev/null || {
-		echo "--force did not overwrite"
+	# --force: the old file is replaced (by a trace.dat), and removed.
+	if ! perf data convert -i "${tmpdir}/perf.data" --force \
+		--to-trace-dat "${tmpdir}/exists.dat" 2>/dev/null ||
+	   ! trace-cmd report "${tmpdir}/exists.dat" >/dev/null 2>&1; then
+		echo "--force did not overwrite with a trace.dat"
 		err=1
-	}
+	fi
+	if ls "${tmpdir}"/*.dat.tmp* >/dev/null 2>&1; then
+		echo "--force left the old file or a temporary file behind:"
+		ls "${tmpdir}"/*.dat.tmp*
+		err=1
+	fi
+	ln -s missing.dat "${tmpdir}/dangling.dat"
+	expect_message "symlink to nothing" "symbolic link to a file that does not exist" \
+		"${tmpdir}/missing.dat" --force -i "${tmpdir}/perf.data" \
+		--to-trace-dat "${tmpdir}/dangling.dat"
 	expect_fail "unwritable output" "" \
 		-i "${tmpdir}/perf.data" --to-trace-dat /proc/perf-trace-dat.dat
 	test_truncated_pipe
@@ -1275,7 +1400,9 @@ test_switch_events || err=1
 test_task_names || err=1
 test_kallsyms || err=1
 test_kallsyms_relocated || err=1
+test_kallsyms_kcore || err=1
 test_kallsyms_other_kernel || err=1
+test_kallsyms_other_kernel_callchain || err=1
 test_kallsyms_no_buildid || err=1
 test_tod || err=1
 test_per_thread || err=1
