@@ -40,14 +40,47 @@ build_in() {
 
 share=${PERF_SHARE_ODIR:-}
 switched=0
-if [ -z "$src" ]; then
+
+# The base perf is built from the pristine tree: the `overlay` tag adds
+# this project's files, which no pristine Build file names. A binary
+# built once is kept in $RIG_CACHE/perf-base under a key of the base
+# tree, the compiler, the libraries it links and this script; `make perf
+# BASE=1` takes it from there (make perf-ab in a fresh clone: no base
+# build, no series rebuild after it). RIG_PERF_BASE_CACHE=0 builds.
+base_key() {
+	{
+		git -C "$TREE" rev-parse 'base^{tree}' &&
+		gcc --version | head -1 &&
+		dpkg-query -W -f '${Package} ${Version}\n' libtraceevent-dev libzstd-dev \
+			libelf-dev libdw-dev libopencsd-dev libnuma-dev libcap-dev \
+			libunwind-dev libssl-dev libslang2-dev 2>/dev/null
+		sha256sum <"$0"
+	} | sha256sum | cut -c1-16
+}
+base_cache=
+if [ -z "$src" ] && [ -n "$share" ] && [ "${BASE:-0}" = 1 ] &&
+   [ "${RIG_PERF_BASE_CACHE:-1}" != 0 ] && [ -d "$TREE/.git" ] &&
+   key=$(base_key) && [ -n "$key" ]; then
+	base_cache=$RIG_CACHE/perf-base/$key
+fi
+if [ -n "$base_cache" ] && [ -x "$base_cache/perf" ]; then
+	info "base perf from the cache: ${base_cache}/perf (RIG_PERF_BASE_CACHE=0 builds it)"
+	mkdir -p "$odir"
+	cp "$base_cache/perf" "$odir/perf"
+	src=cached
+fi
+if [ "$src" = cached ]; then
+	:
+elif [ -z "$src" ]; then
 	src=$TREE
 	tree_lock exclusive
 	bash "$RIG_TOP/rig/tree.sh"
 	switched=1
 fi
-[ -d "$src/tools/perf" ] || die "$src/tools/perf not found; run 'make tree' first"
-if [ -n "$share" ] && [ "${BASE:-0}" = 1 ] && [ $switched = 1 ]; then
+[ "$src" = cached ] || [ -d "$src/tools/perf" ] || die "$src/tools/perf not found; run 'make tree' first"
+if [ "$src" = cached ]; then
+	:
+elif [ -n "$share" ] && [ "${BASE:-0}" = 1 ] && [ $switched = 1 ]; then
 	# The base is built in the series' O dir (perf's objects in another O
 	# dir miss ccache: the generated headers' paths differ), the binary is
 	# copied out, and the series is rebuilt there: only the files the
@@ -55,6 +88,10 @@ if [ -n "$share" ] && [ "${BASE:-0}" = 1 ] && [ $switched = 1 ]; then
 	build_in "$share"
 	mkdir -p "$odir"
 	cp "$share/perf" "$odir/perf"
+	if [ -n "$base_cache" ]; then
+		mkdir -p "$base_cache"
+		cp "$share/perf" "$base_cache/perf.tmp" && mv "$base_cache/perf.tmp" "$base_cache/perf"
+	fi
 	# Never leave the base binary where the series' is expected: if the
 	# rebuild below fails, build/perf/perf is missing and gets rebuilt.
 	rm -f "$share/perf"

@@ -112,7 +112,7 @@ struct convert_trace_dat {
 	u64			max_time;	/* of the events read */
 	u64			round_max;	/* max_time at the previous round */
 	u64			flushed;	/* what the queue would have flushed */
-	struct ordered_events	sideband;	/* COMM, FORK, EXIT in time order */
+	struct ordered_events	sideband;	/* task names, kernel maps */
 	struct hashmap		*comms;		/* tid -> command line */
 
 	char			*uname;
@@ -539,7 +539,6 @@ static int deliver_sideband(struct convert_trace_dat *c, union perf_event *event
 			    struct perf_sample *sample, struct machine *machine)
 {
 	const struct perf_tool *tool = &c->tool;
-
 	int err;
 
 	switch (event->header.type) {

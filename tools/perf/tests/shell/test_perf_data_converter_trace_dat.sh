@@ -287,7 +287,14 @@ test_file_v7()
 {
 	echo "Testing trace.dat v7 from a file"
 	record -o "${tmpdir}/perf.data"
-	convert -i "${tmpdir}/perf.data" --to-trace-dat "${tmpdir}/v7.dat" || return
+	convert -v -i "${tmpdir}/perf.data" --to-trace-dat "${tmpdir}/v7.dat" || return
+	# A per-CPU recording (-a) is read in file order, in one pass.
+	if ! grep -q "^trace.dat: converted in file order" "${tmpdir}/convert.err" ||
+	   grep -q "converting again" "${tmpdir}/convert.err"; then
+		echo "v7: a per-CPU recording not converted in file order in one pass:"
+		grep "order" "${tmpdir}/convert.err"
+		err=1
+	fi
 	compare "${tmpdir}/perf.data" "${tmpdir}/v7.dat" "v7 none"
 	check_coverage "${tmpdir}/v7.dat"
 }
@@ -1172,7 +1179,7 @@ EOF
 # -1, under a name of its own.
 test_unknown_task()
 {
-	local t0 t1 rep="${tmpdir}/tid.report"
+	local t0 t1 pat rep="${tmpdir}/tid.report"
 
 	echo "Testing perf:sample events of the idle task and of tid -1"
 	perf record -q -a -o - -e cpu-clock -c 1000000 -e sched:sched_switch \
@@ -1270,6 +1277,13 @@ test_bad_input()
 	expect_message "--trace-dat-version=-1" "version must be 6 or 7" \
 		"${tmpdir}/bad9.dat" -i "${tmpdir}/perf.data" \
 		--to-trace-dat "${tmpdir}/bad9.dat" --trace-dat-version=-1
+	expect_message "compressed version 6" "version 6 cannot be compressed" \
+		"${tmpdir}/bad9.dat" -i "${tmpdir}/perf.data" \
+		--to-trace-dat "${tmpdir}/bad9.dat" --trace-dat-version 6 \
+		--trace-dat-compression zstd
+	expect_message "unknown compression" "Unknown trace.dat compression" \
+		"${tmpdir}/bad9.dat" -i "${tmpdir}/perf.data" \
+		--to-trace-dat "${tmpdir}/bad9.dat" --trace-dat-compression lz4
 	expect_message "directory output" "is a directory" "" \
 		-i "${tmpdir}/perf.data" --to-trace-dat "${tmpdir}"
 	expect_message "missing input" "No such file or directory" "${tmpdir}/bad5.dat" \
