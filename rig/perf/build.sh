@@ -58,6 +58,7 @@ base_key() {
 	} | sha256sum | cut -c1-16
 }
 base_cache=
+cached=0
 if [ -z "$src" ] && [ -n "$share" ] && [ "${BASE:-0}" = 1 ] &&
    [ "${RIG_PERF_BASE_CACHE:-1}" != 0 ] && [ -d "$TREE/.git" ] &&
    key=$(base_key) && [ -n "$key" ]; then
@@ -67,19 +68,17 @@ if [ -n "$base_cache" ] && [ -x "$base_cache/perf" ]; then
 	info "base perf from the cache: ${base_cache}/perf (RIG_PERF_BASE_CACHE=0 builds it)"
 	mkdir -p "$odir"
 	cp "$base_cache/perf" "$odir/perf"
-	src=cached
-fi
-if [ "$src" = cached ]; then
-	:
+	cached=1
 elif [ -z "$src" ]; then
 	src=$TREE
 	tree_lock exclusive
 	bash "$RIG_TOP/rig/tree.sh"
 	switched=1
 fi
-[ "$src" = cached ] || [ -d "$src/tools/perf" ] || die "$src/tools/perf not found; run 'make tree' first"
-if [ "$src" = cached ]; then
+if [ $cached = 1 ]; then
 	:
+elif [ ! -d "$src/tools/perf" ]; then
+	die "$src/tools/perf not found; run 'make tree' first"
 elif [ -n "$share" ] && [ "${BASE:-0}" = 1 ] && [ $switched = 1 ]; then
 	# The base is built in the series' O dir (perf's objects in another O
 	# dir miss ccache: the generated headers' paths differ), the binary is
