@@ -93,6 +93,52 @@ kbuild_dir() {
 	echo "$BUILD/kbuild-$1"
 }
 
+# A perf binary is a function of the tree it is built from, the toolchain,
+# the libraries it links and the script that builds it: one built once is
+# kept in $RIG_CACHE/bin/NAME/KEY and taken from there by the next build of
+# the same tree (a fresh clone's make check: the build/linux tree is the same
+# whatever the commit ids). RIG_BIN_CACHE=0 always builds.
+# bin_key SRC WORD...: the key of SRC's HEAD tree, the WORDs (build flags,
+# package versions) and the calling script; empty (no caching) when SRC has
+# changes git does not hold in HEAD.
+bin_key() {
+	local src=$1 t
+	shift
+	[ "${RIG_BIN_CACHE:-1}" != 0 ] || return 0
+	t=$(git -C "$src" rev-parse -q --verify 'HEAD^{tree}' 2>/dev/null) || return 0
+	[ -z "$(git -C "$src" status --porcelain --untracked-files=all 2>/dev/null)" ] || return 0
+	{ echo "$t"; printf '%s\n' "$@"; sha256sum <"$0"; } | sha256sum | cut -c1-16
+}
+
+# bin_get NAME KEY DEST: copy the cached binary to DEST (status 0 on a hit).
+# Its mtime is left at the epoch, so that a make in DEST's O dir after a
+# miss always links again instead of taking it as newer than its objects.
+bin_get() {
+	local f=$RIG_CACHE/bin/$1/$2/bin
+	[ -n "$2" ] && [ -x "$f" ] || return 1
+	mkdir -p "$(dirname "$3")"
+	cp "$f" "$3.tmp" && touch -d @0 "$3.tmp" && mv "$3.tmp" "$3"
+	touch "$RIG_CACHE/bin/$1/$2"
+	info "$1 from the cache: $f (RIG_BIN_CACHE=0 builds it)"
+}
+
+# bin_put NAME KEY FILE: store FILE, keep the newest 24 binaries of NAME
+# (make upstream-check builds one perf per patch).
+bin_put() {
+	local d=$RIG_CACHE/bin/$1
+	[ -n "$2" ] || return 0
+	mkdir -p "$d/$2"
+	cp "$3" "$d/$2/bin.tmp" && mv "$d/$2/bin.tmp" "$d/$2/bin"
+	# shellcheck disable=SC2012 # names are hex keys
+	ls -1t "$d" | tail -n +25 | while read -r old; do rm -rf "${d:?}/$old"; done
+}
+
+# The compiler and the -dev packages a host perf's features come from.
+perf_libs() {
+	gcc --version | head -1
+	dpkg-query -W -f '${Package} ${Version}\n' '*-dev' 2>/dev/null
+}
+
 # Private apt configuration: papt_opts NAME prints apt options that use
 # $RIG_CACHE/apt/NAME/{sources.list,lists,cache,status}; /etc/apt is never used
 # for sources.

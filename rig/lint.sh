@@ -53,15 +53,39 @@ cp_ignore() { # cp_ignore NAME: --ignore TYPES for NAME, or nothing
 	done <"$RIG_TOP/rig/checkpatch.ignore"
 	[ -z "$t" ] || echo "--ignore $t"
 }
+# One checkpatch per CPU at a time (cp_run), each into $cpd; cp_collect
+# reports them in the order they were started.
+cpd=$(mktemp -d)
+cp_names=()
+cp_run() { # cp_run NAME CHECKPATCH-ARGS...
+	local n=${#cp_names[@]}
+	cp_names+=("$1")
+	shift
+	if [ "$n" -ge "$(nproc)" ]; then wait -n || true; fi
+	( cd "$TREE" && "${CP[@]}" "$@" >"$cpd/$n.out" 2>&1; echo $? >"$cpd/$n.rc" ) &
+}
+cp_collect() {
+	local i
+	wait
+	for i in "${!cp_names[@]}"; do
+		[ "$(cat "$cpd/$i.rc" 2>/dev/null)" = 0 ] && continue
+		bad "checkpatch: ${cp_names[$i]}"
+		head -40 "$cpd/$i.out" >&2
+	done
+	rm -rf "$cpd"
+	cp_names=()
+	cpd=$(mktemp -d)
+}
 for p in "${SERIES[@]}"; do
 	# shellcheck disable=SC2046
-	out=$( (cd "$TREE" && "${CP[@]}" $(cp_ignore "$p") "$RIG_TOP/patches/$p") 2>&1) || { bad "checkpatch: $p"; echo "$out" | head -40 >&2; }
+	cp_run "$p" $(cp_ignore "$p") "$RIG_TOP/patches/$p"
 done
 mapfile -t CFILES < <(git ls-files -co --exclude-standard -- drivers kernel include lib mm arch tools | grep -E '\.[ch]$' || true)
 for f in "${CFILES[@]}"; do
 	# shellcheck disable=SC2046
-	out=$( (cd "$TREE" && "${CP[@]}" $(cp_ignore "$f") --no-tree -f "$RIG_TOP/$f") 2>&1) || { bad "checkpatch: $f"; echo "$out" | head -40 >&2; }
+	cp_run "$f" $(cp_ignore "$f") --no-tree -f "$RIG_TOP/$f"
 done
+cp_collect
 ok "checkpatch --strict ran on ${#SERIES[@]} patches and ${#CFILES[@]} overlay C files"
 
 # 3b. The QEMU model (rig/qemu): format-patch files listed in rig/qemu/series,
@@ -91,8 +115,10 @@ for p in "${QSERIES[@]}"; do
 done
 for f in rig/qemu/selftest/*.c; do
 	# shellcheck disable=SC2046
-	out=$( (cd "$TREE" && "${CP[@]}" $(cp_ignore "$f") --no-tree -f "$RIG_TOP/$f") 2>&1) || { bad "checkpatch: $f"; echo "$out" | head -40 >&2; }
+	cp_run "$f" $(cp_ignore "$f") --no-tree -f "$RIG_TOP/$f"
 done
+cp_collect
+rmdir "$cpd"
 [ "$nbad" -gt "$qemu_bad" ] ||
 	ok "rig/qemu: ${#QSERIES[@]} patches clean under QEMU's checkpatch.pl, the self-test module under checkpatch --strict"
 

@@ -24,8 +24,11 @@ stage "perf -> ${odir#"$RIG_TOP"/}"
 # BUILD_BPF_SKEL=0 (clang-built BPF skeletons), NO_LIBPYTHON=1 (the python
 # extension and perf script's python engine). CORESIGHT=1: OpenCSD decodes
 # the cs_etm recordings of the emulated Armv9 CPU (rig/qemu).
+# A binary of the same tree comes from the cache (bin_key in rig/lib.sh).
 build_in() {
-	local o=$1
+	local o=$1 key
+	key=$(bin_key "$src" "$(perf_libs)")
+	bin_get perf "$key" "$o/perf" && return 0
 	mkdir -p "$o"
 	info "building $(git -C "$src" describe --always --tags 2>/dev/null || echo "$src") tools/perf into ${o#"$RIG_TOP"/} (log: ${o#"$RIG_TOP"/}/build.log)"
 	# The host's perf: not the ARCH of `make run ARCH=arm64`, which a
@@ -36,6 +39,7 @@ build_in() {
 		tail -40 "$o/build.log" >&2
 		die "perf build failed, full log in ${o#"$RIG_TOP"/}/build.log"
 	fi
+	bin_put perf "$key" "$o/perf"
 }
 
 share=${PERF_SHARE_ODIR:-}
@@ -43,31 +47,18 @@ switched=0
 
 # The base perf is built from the pristine tree: the `overlay` tag adds
 # this project's files, which no pristine Build file names. A binary
-# built once is kept in $RIG_CACHE/perf-base under a key of the base
-# tree, the compiler, the libraries it links and this script; `make perf
-# BASE=1` takes it from there (make perf-ab in a fresh clone: no base
-# build, no series rebuild after it). RIG_PERF_BASE_CACHE=0 builds.
-base_key() {
-	{
-		git -C "$TREE" rev-parse 'base^{tree}' &&
-		gcc --version | head -1 &&
-		dpkg-query -W -f '${Package} ${Version}\n' libtraceevent-dev libzstd-dev \
-			libelf-dev libdw-dev libopencsd-dev libnuma-dev libcap-dev \
-			libunwind-dev libssl-dev libslang2-dev 2>/dev/null
-		sha256sum <"$0"
-	} | sha256sum | cut -c1-16
-}
-base_cache=
+# built once is kept in the cache (bin_get) under a key of the base tree,
+# the toolchain and this script; `make perf BASE=1` takes it from there
+# without switching build/linux to the base (make perf-ab in a fresh clone:
+# no base build, no series rebuild after it).
+base_key=
 cached=0
 if [ -z "$src" ] && [ -n "$share" ] && [ "${BASE:-0}" = 1 ] &&
-   [ "${RIG_PERF_BASE_CACHE:-1}" != 0 ] && [ -d "$TREE/.git" ] &&
-   key=$(base_key) && [ -n "$key" ]; then
-	base_cache=$RIG_CACHE/perf-base/$key
+   [ "${RIG_BIN_CACHE:-1}" != 0 ] && [ -d "$TREE/.git" ]; then
+	base_key=$({ git -C "$TREE" rev-parse 'base^{tree}' && perf_libs &&
+		     sha256sum <"$0"; } | sha256sum | cut -c1-16)
 fi
-if [ -n "$base_cache" ] && [ -x "$base_cache/perf" ]; then
-	info "base perf from the cache: ${base_cache}/perf (RIG_PERF_BASE_CACHE=0 builds it)"
-	mkdir -p "$odir"
-	cp "$base_cache/perf" "$odir/perf"
+if bin_get perf-base "$base_key" "$odir/perf"; then
 	cached=1
 elif [ -z "$src" ]; then
 	src=$TREE
@@ -87,10 +78,7 @@ elif [ -n "$share" ] && [ "${BASE:-0}" = 1 ] && [ $switched = 1 ]; then
 	build_in "$share"
 	mkdir -p "$odir"
 	cp "$share/perf" "$odir/perf"
-	if [ -n "$base_cache" ]; then
-		mkdir -p "$base_cache"
-		cp "$share/perf" "$base_cache/perf.tmp" && mv "$base_cache/perf.tmp" "$base_cache/perf"
-	fi
+	bin_put perf-base "$base_key" "$share/perf"
 	# Never leave the base binary where the series' is expected: if the
 	# rebuild below fails, build/perf/perf is missing and gets rebuilt.
 	rm -f "$share/perf"

@@ -15,8 +15,9 @@
 # emulated Armv9 CPU (rig/qemu/redirect-ab.sh, AB_CSETM_RUNS runs, default
 # 1): the base shows the bug, the series is clean.
 #
-# All series runs come first, then all base runs, so the shared tree and
-# each kernel build switch once (a relink of the changed files).
+# All base runs come first, then all series runs, so the shared tree and
+# each kernel build switch once (a relink of the changed files), and the
+# tree is left at the series, where the stages after this one build.
 #   AB_ARCHES="x86_64 arm64" (default both), AB_RUN=0|1 (default 0)
 . "$(dirname "$0")/../lib.sh"
 arches=${AB_ARCHES:-x86_64 arm64}
@@ -99,7 +100,7 @@ run_flow() { # run_flow ARCH base|series
 	fi
 }
 
-for kind in series base; do
+for kind in base series; do
 	for arch in $arches; do
 		if ! BASE=$([ $kind = base ] && echo 1 || echo 0) bash "$RIG_TOP/rig/selftests/run.sh" "$arch"; then
 			if [ $kind = base ]; then
