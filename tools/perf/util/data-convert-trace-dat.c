@@ -713,7 +713,10 @@ static int add_synth_record(struct convert_trace_dat *c, enum synth_event type,
  * The callchain of a sample as text, innermost first: "sym+0xoff <- ..."
  * where perf resolves the address from the recording's maps, the address
  * where it cannot.  The context markers (PERF_CONTEXT_*) set the mode the
- * following addresses are resolved in; they are not printed.
+ * following addresses are resolved in; they are not printed.  A user
+ * callchain the kernel defers (PERF_CONTEXT_USER_DEFERRED, then a cookie)
+ * comes in a CALLCHAIN_DEFERRED record of its own: the chain ends there,
+ * with a marker instead of the cookie.
  */
 static int callchain_text(struct perf_sample *sample, struct machine *machine,
 			  struct strbuf *sb)
@@ -732,6 +735,11 @@ static int callchain_text(struct perf_sample *sample, struct machine *machine,
 		struct addr_location al;
 		size_t len = sb->len;
 
+		if (ip == PERF_CONTEXT_USER_DEFERRED) {
+			ret = strbuf_addstr(sb, len ? " <- (user callchain deferred)" :
+					    "(user callchain deferred)");
+			break;
+		}
 		if (ip >= PERF_CONTEXT_MAX) {
 			if (ip == PERF_CONTEXT_KERNEL)
 				cpumode = PERF_RECORD_MISC_KERNEL;

@@ -472,7 +472,9 @@ test_switch_events()
 # writing $3, and print the time of that sample: with $1 = aux,
 # PERF_RECORD_AUX, LOST and LOST_SAMPLES records (the sample_id trailer of
 # each follows the first attr); with big, a copy of the last sample whose
-# raw data is larger than a ring-buffer page.
+# raw data is larger than a ring-buffer page; with deferred, a copy of the
+# last sample with period 777777 whose callchain ends after its kernel
+# frames in PERF_CONTEXT_USER_DEFERRED and a cookie.
 add_records()
 {
 	$PYTHON - "$1" "$2" "$3" <<'EOF'
@@ -540,6 +542,36 @@ def sample_copy(raw_size):
     body = bytes(body[:off]) + struct.pack('<I', len(raw)) + raw + rest
     return struct.pack('<IHH', typ, misc, 8 + len(body)) + body
 
+def sample_deferred():
+    # As a kernel that defers the user callchain to a CALLCHAIN_DEFERRED
+    # record writes the sample's: the kernel frames, the marker and the
+    # cookie that names the record.
+    typ, misc, size = struct.unpack_from('<IHH', data, last_pos)
+    body = bytes(data[last_pos + 8:last_pos + size])
+    if sample_type & READ or not sample_type & CALLCHAIN or \
+            not sample_type & PERIOD:
+        sys.exit('sample layout not handled')
+    head = b''
+    for bit in (IDENTIFIER, IP, TID, TIME, ADDR, ID, STREAM_ID, CPU,
+                PERIOD):
+        if not sample_type & bit:
+            continue
+        val = body[len(head):len(head) + 8]
+        if bit == TIME:
+            val = struct.pack('<Q', last + 1000)
+        elif bit == PERIOD:
+            val = struct.pack('<Q', 777777)
+        head += val
+    nr, = struct.unpack_from('<Q', body, len(head))
+    ips = list(struct.unpack_from(f'<{nr}Q', body, len(head) + 8))
+    user = 2**64 - 512                          # PERF_CONTEXT_USER
+    if user in ips:
+        ips = ips[:ips.index(user)]
+    ips += [2**64 - 640, 0x5eed5eed5eed5eed]    # PERF_CONTEXT_USER_DEFERRED
+    body = head + struct.pack(f'<{len(ips) + 1}Q', len(ips), *ips) + \
+        body[len(head) + 8 + 8 * nr:]
+    return struct.pack('<IHH', typ, misc, 8 + len(body)) + body
+
 t = last + 1000
 if mode == 'aux':
     recs = record(11, struct.pack('<QQQ', 0x1000, 4096, 0x1 | 0x4), t)    # AUX
@@ -548,6 +580,8 @@ if mode == 'aux':
     recs += record(11, struct.pack('<QQQ', 0x2000, 8192, 0x8), t + 3000)  # AUX
 elif mode == 'big':
     recs = sample_copy(raw_size=3 * 4096 + 4)
+elif mode == 'deferred':
+    recs = sample_deferred()
 elif mode.startswith('poke:'):
     # TEXT_POKE of two bytes of kernel code at the address given (cpumode
     # kernel), as an intel_pt recording has them.
@@ -961,6 +995,39 @@ test_kallsyms_other_kernel_callchain()
 		grep -m2 "callchain=" "${tmpdir}/ocs.report" | cut -c1-200
 		err=1
 	fi
+}
+
+# --all: a sample whose user callchain the kernel defers has its kernel
+# frames, then PERF_CONTEXT_USER_DEFERRED and a cookie naming the
+# CALLCHAIN_DEFERRED record with the user part; the cookie is no frame.
+test_deferred_callchain()
+{
+	local line rep="${tmpdir}/deferred.report"
+
+	echo "Testing --all callchains whose user part is deferred"
+	if ! command -v "${PYTHON}" >/dev/null; then
+		echo "deferred callchains: no ${PYTHON} [Skipped]"
+		return
+	fi
+	perf record -q -a -g -e cs -o - -- sh -c 'sleep 0.1; sleep 0.1' \
+		>"${tmpdir}/cs-pipe.data" 2>"${tmpdir}/record.err"
+	if ! add_records deferred "${tmpdir}/cs-pipe.data" \
+		"${tmpdir}/deferred.data" >/dev/null; then
+		echo "deferred callchains: no recording with a deferred callchain"
+		err=1
+		return
+	fi
+	convert -i "${tmpdir}/deferred.data" --all \
+		--to-trace-dat "${tmpdir}/deferred.dat" || return
+	trace-cmd report "${tmpdir}/deferred.dat" >"${rep}" 2>/dev/null
+	line=$(grep "period=777777 " "${rep}" || true)
+	case "${line}" in
+	*" callchain="*"+0x"*" <- (user callchain deferred)") ;;
+	*)
+		echo "deferred callchains: not the kernel frames and the marker:"
+		echo "${line:-no sample with period 777777}" | cut -c1-300
+		err=1 ;;
+	esac
 }
 
 # UNAME and VERSION are those of the recording and of this perf
@@ -1417,6 +1484,7 @@ test_kallsyms_relocated || err=1
 test_kallsyms_kcore || err=1
 test_kallsyms_other_kernel || err=1
 test_kallsyms_other_kernel_callchain || err=1
+test_deferred_callchain || err=1
 test_kallsyms_no_buildid || err=1
 test_tod || err=1
 test_per_thread || err=1
