@@ -597,6 +597,20 @@ static bool no_effect(const struct convert_trace_dat *c,
 	}
 }
 
+/* Side-band events that add or remove maps of a task or of the kernel. */
+static bool maps_event(const union perf_event *event)
+{
+	switch (event->header.type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+	case PERF_RECORD_KSYMBOL:
+	case PERF_RECORD_BPF_EVENT:
+		return true;
+	default:
+		return false;
+	}
+}
+
 static int process_sideband(const struct perf_tool *tool, union perf_event *event,
 			    struct perf_sample *sample, struct machine *machine)
 {
@@ -611,13 +625,13 @@ static int process_sideband(const struct perf_tool *tool, union perf_event *even
 	if (!percpu_in_order(c, sample->time))
 		return 0;
 	/*
-	 * The user space maps of the tasks, for the callchains of samples, go
-	 * in file order, which is time order on each CPU: a sample sees the
-	 * maps its task had when it was taken, as perf report sees them
-	 * without the ordered queue.  The queue would deliver them rounds
-	 * after the samples that need them.
+	 * The maps, user space and kernel ones (modules, BPF programs), for
+	 * the callchains of samples, go in file order, which is time order on
+	 * each CPU: a sample sees the maps its task had when it was taken, as
+	 * perf report sees them without the ordered queue.  The queue would
+	 * deliver them rounds after the samples that need them.
 	 */
-	if (c->user_maps && c->percpu && user_mmap(event))
+	if (c->user_maps && c->percpu && maps_event(event))
 		return deliver_sideband(c, event, sample, machine);
 	if (c->user_maps && c->percpu &&
 	    event->header.type == PERF_RECORD_FORK) {

@@ -474,7 +474,9 @@ test_switch_events()
 # each follows the first attr); with big, a copy of the last sample whose
 # raw data is larger than a ring-buffer page; with deferred, a copy of the
 # last sample with period 777777 whose callchain ends after its kernel
-# frames in PERF_CONTEXT_USER_DEFERRED and a cookie.
+# frames in PERF_CONTEXT_USER_DEFERRED and a cookie; with ksym:ADDR, a
+# KSYMBOL record of a BPF program rig_bpf_prog at ADDR, then a copy of
+# the last sample with period 777778 and the callchain ADDR+0x10.
 add_records()
 {
 	$PYTHON - "$1" "$2" "$3" <<'EOF'
@@ -542,10 +544,9 @@ def sample_copy(raw_size):
     body = bytes(body[:off]) + struct.pack('<I', len(raw)) + raw + rest
     return struct.pack('<IHH', typ, misc, 8 + len(body)) + body
 
-def sample_deferred():
-    # As a kernel that defers the user callchain to a CALLCHAIN_DEFERRED
-    # record writes the sample's: the kernel frames, the marker and the
-    # cookie that names the record.
+def sample_chain(period, dt, chain):
+    # The last sample, dt ns after it, with the period and the callchain
+    # chain(ips) makes of its own.
     typ, misc, size = struct.unpack_from('<IHH', data, last_pos)
     body = bytes(data[last_pos + 8:last_pos + size])
     if sample_type & READ or not sample_type & CALLCHAIN or \
@@ -558,19 +559,24 @@ def sample_deferred():
             continue
         val = body[len(head):len(head) + 8]
         if bit == TIME:
-            val = struct.pack('<Q', last + 1000)
+            val = struct.pack('<Q', last + dt)
         elif bit == PERIOD:
-            val = struct.pack('<Q', 777777)
+            val = struct.pack('<Q', period)
         head += val
     nr, = struct.unpack_from('<Q', body, len(head))
-    ips = list(struct.unpack_from(f'<{nr}Q', body, len(head) + 8))
-    user = 2**64 - 512                          # PERF_CONTEXT_USER
-    if user in ips:
-        ips = ips[:ips.index(user)]
-    ips += [2**64 - 640, 0x5eed5eed5eed5eed]    # PERF_CONTEXT_USER_DEFERRED
+    ips = chain(list(struct.unpack_from(f'<{nr}Q', body, len(head) + 8)))
     body = head + struct.pack(f'<{len(ips) + 1}Q', len(ips), *ips) + \
         body[len(head) + 8 + 8 * nr:]
     return struct.pack('<IHH', typ, misc, 8 + len(body)) + body
+
+def deferred(ips):
+    # As a kernel that defers the user callchain to a CALLCHAIN_DEFERRED
+    # record writes the sample's: the kernel frames, the marker and the
+    # cookie that names the record.
+    user = 2**64 - 512                          # PERF_CONTEXT_USER
+    if user in ips:
+        ips = ips[:ips.index(user)]
+    return ips + [2**64 - 640, 0x5eed5eed5eed5eed]
 
 t = last + 1000
 if mode == 'aux':
@@ -581,7 +587,16 @@ if mode == 'aux':
 elif mode == 'big':
     recs = sample_copy(raw_size=3 * 4096 + 4)
 elif mode == 'deferred':
-    recs = sample_deferred()
+    recs = sample_chain(777777, 1000, deferred)
+elif mode.startswith('ksym:'):
+    # A BPF program at the address given (KSYMBOL register, 256 bytes),
+    # then a sample of period 777778 whose callchain is 16 bytes into it.
+    addr = int(mode[5:], 0)
+    name = b'rig_bpf_prog'
+    body = struct.pack('<QIHH', addr, 256, 1, 0) + name + \
+        bytes(8 - len(name) % 8)
+    recs = record(17, body, t)
+    recs += sample_chain(777778, 2000, lambda ips: [2**64 - 128, addr + 16])
 elif mode.startswith('poke:'):
     # TEXT_POKE of two bytes of kernel code at the address given (cpumode
     # kernel), as an intel_pt recording has them.
@@ -1028,6 +1043,45 @@ test_deferred_callchain()
 		echo "${line:-no sample with period 777777}" | cut -c1-300
 		err=1 ;;
 	esac
+}
+
+# --all in file order (a per-CPU perf.data file): the kernel's maps
+# (modules and BPF programs: MMAP, KSYMBOL) go in file order, as user
+# space ones do, and a sample after a BPF program was loaded resolves in
+# it.  The recording: a pipe recording with a KSYMBOL and a sample in the
+# program appended, written to a file by perf inject.
+test_file_order_ksymbol()
+{
+	local line
+
+	echo "Testing --all callchains into a BPF program in file order"
+	if ! command -v "${PYTHON}" >/dev/null; then
+		echo "file order: no ${PYTHON} [Skipped]"
+		return
+	fi
+	perf record -q -a -g -e cs -o - -- sh -c 'sleep 0.1; sleep 0.1' \
+		>"${tmpdir}/ks-pipe.data" 2>"${tmpdir}/record.err"
+	if ! add_records ksym:0xffffffffc0123000 "${tmpdir}/ks-pipe.data" \
+		"${tmpdir}/ks-pipe2.data" >/dev/null ||
+	   ! perf inject -i "${tmpdir}/ks-pipe2.data" -o "${tmpdir}/ks.data" \
+		2>"${tmpdir}/inject.err"; then
+		echo "file order: no recording with a KSYMBOL:"
+		cat "${tmpdir}/inject.err"
+		err=1
+		return
+	fi
+	convert -v -i "${tmpdir}/ks.data" --all --to-trace-dat "${tmpdir}/ks.dat" ||
+		return
+	line=$(trace-cmd report "${tmpdir}/ks.dat" 2>/dev/null |
+		grep "period=777778 " || true)
+	if ! grep -q "^trace.dat: converted in file order" "${tmpdir}/convert.err" ||
+	   [ "${line##* callchain=}" != "rig_bpf_prog+0x10" ]; then
+		echo "file order: not converted in file order, or the frame not" \
+			"in the BPF program:"
+		grep "order" "${tmpdir}/convert.err"
+		echo "${line:-no sample with period 777778}" | cut -c1-300
+		err=1
+	fi
 }
 
 # UNAME and VERSION are those of the recording and of this perf
@@ -1485,6 +1539,7 @@ test_kallsyms_kcore || err=1
 test_kallsyms_other_kernel || err=1
 test_kallsyms_other_kernel_callchain || err=1
 test_deferred_callchain || err=1
+test_file_order_ksymbol || err=1
 test_kallsyms_no_buildid || err=1
 test_tod || err=1
 test_per_thread || err=1
