@@ -1907,9 +1907,10 @@ int trace_dat_convert__perf2dat(const char *_input_name, const char *output_name
 
 	convert_tool_init(&c);
 	c.kallsyms_name = symbol_conf.kallsyms_name;
+	/* Before the temporary file exists: a signal must not leave it. */
+	convert_signals(true);
 	if (convert_prepare(&c, &o, _input_name, output_name, opts))
 		goto out;
-	convert_signals(true);
 	do {
 		ret = convert_open(&c, &data, opts);
 		if (!ret)

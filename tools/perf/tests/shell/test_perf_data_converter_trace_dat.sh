@@ -1472,6 +1472,41 @@ test_bad_input()
 	expect_fail "unwritable output" "" \
 		-i "${tmpdir}/perf.data" --to-trace-dat /proc/perf-trace-dat.dat
 	test_truncated_pipe
+	test_interrupt
+}
+
+# SIGINT while a conversion runs: no output, no temporary file, and an
+# error.  The converter reads half of a pipe recording from a FIFO the test
+# keeps open, so it is still converting when the signal comes, which is
+# sent once the temporary file exists (the handler is in place by then).
+test_interrupt()
+{
+	local fifo="${tmpdir}/int.fifo" out="${tmpdir}/int.dat" pid rc=0 i
+
+	echo "Testing SIGINT during a conversion"
+	mkfifo "${fifo}"
+	perf data convert -i - --to-trace-dat "${out}" <"${fifo}" \
+		2>"${tmpdir}/int.err" &
+	pid=$!
+	exec 9>"${fifo}"
+	head -c $(( $(stat -c %s "${tmpdir}/pipe.data") / 2 )) \
+		"${tmpdir}/pipe.data" >&9
+	for i in $(seq 300); do
+		ls "${out}".tmp* >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	kill -INT "${pid}"
+	exec 9>&-
+	wait "${pid}" || rc=$?
+	if [ "${i}" = 300 ] || [ "${rc}" = 0 ] || [ -e "${out}" ] ||
+	   ls "${out}".tmp* >/dev/null 2>&1 ||
+	   ! grep -q "interrupted, ${out} not written" "${tmpdir}/int.err"; then
+		echo "SIGINT: exit ${rc}, the output or a temporary file left," \
+			"or no message:"
+		ls "${out}"* 2>/dev/null
+		cat "${tmpdir}/int.err"
+		err=1
+	fi
 }
 
 # head -c N of a pipe recording, N inside the tracing data, and inside the
