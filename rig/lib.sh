@@ -125,10 +125,12 @@ bin_get() {
 # bin_put NAME KEY FILE: store FILE, keep the newest 24 binaries of NAME
 # (make upstream-check builds one perf per patch).
 bin_put() {
-	local d=$RIG_CACHE/bin/$1
+	local d=$RIG_CACHE/bin/$1 tmp
 	[ -n "$2" ] || return 0
 	mkdir -p "$d/$2"
-	cp "$3" "$d/$2/bin.tmp" && mv "$d/$2/bin.tmp" "$d/$2/bin"
+	# A temporary name of its own: two builds of one tree may store at once.
+	tmp=$(mktemp "$d/$2/bin.XXXXXX") &&
+		{ cp "$3" "$tmp" && chmod 755 "$tmp" && mv -f "$tmp" "$d/$2/bin" || rm -f "$tmp"; }
 	# shellcheck disable=SC2012 # names are hex keys
 	ls -1t "$d" | tail -n +25 | while read -r old; do rm -rf "${d:?}/$old"; done
 }
