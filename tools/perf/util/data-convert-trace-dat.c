@@ -90,8 +90,7 @@ struct convert_trace_dat {
 	char			*kcore_kallsyms; /* a --kcore recording's */
 	const char		*kallsyms_name;	/* symbol_conf's before */
 	bool			kallsyms_chosen;
-	int			sessions;	/* opened */
-	int			ksyms_session;	/* kernel_symbols() done */
+	bool			ksyms_done;	/* kernel_symbols(), this session */
 	bool			ksyms_warned;	/* that there are none */
 	char			kallsyms_path[PATH_MAX];
 	void			*tracing_data;
@@ -1232,19 +1231,19 @@ static void no_kernel_symbols(struct convert_trace_dat *c, struct map *kmap)
  * symbol_conf.kallsyms_name for the kernel map to load, as perf report
  * --kallsyms=FILE does; else kernel_vmlinux(), whose vmlinux search
  * finds nothing in the common case of a recording of another machine.
- * Once per session: a second one (-EAGAIN) has a kernel map of its own.
+ * Once per session: a second one (-EAGAIN, percpu_restart()) has a
+ * kernel map of its own.
  */
 static void kernel_symbols(struct convert_trace_dat *c, struct machine *machine)
 {
 	struct map *kmap;
 
-	if (c->ksyms_session == c->sessions ||
-	    machine != &c->session->machines.host)
+	if (c->ksyms_done || machine != &c->session->machines.host)
 		return;
 	kmap = machine__kernel_map(machine);
 	if (!kmap)
 		return;
-	c->ksyms_session = c->sessions;
+	c->ksyms_done = true;
 	if (!c->kallsyms_chosen) {
 		c->kallsyms_chosen = true;
 		c->kallsyms = symbol_conf.kallsyms_name ?:
@@ -1353,6 +1352,7 @@ static void percpu_restart(struct convert_trace_dat *c)
 	perf_session__delete(c->session);
 	c->session = NULL;
 	ordered_events__reinit(&c->sideband);
+	c->ksyms_done = false;
 	free_comms(c);
 	tdw__delete(c->w);
 	c->w = NULL;
@@ -1732,7 +1732,6 @@ static int convert_open(struct convert_trace_dat *c, struct perf_data *data,
 
 	c->tool.ordered_events = !c->percpu;
 	session = perf_session__new(data, &c->tool);
-	c->sessions++;
 	/* A perf record --kcore recording's kallsyms, see kernel_symbols(). */
 	if (symbol_conf.kallsyms_name != c->kallsyms_name && !c->kallsyms_chosen)
 		c->kcore_kallsyms = (char *)symbol_conf.kallsyms_name;
