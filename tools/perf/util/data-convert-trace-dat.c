@@ -542,12 +542,10 @@ static int deliver_sideband(struct convert_trace_dat *c, union perf_event *event
 
 	switch (event->header.type) {
 	case PERF_RECORD_MMAP:
-		err = perf_event__process_mmap(tool, event, sample, machine);
-		if (!err && !user_mmap(event))
-			kernel_symbols(c, machine);
-		return err;
 	case PERF_RECORD_MMAP2:
-		err = perf_event__process_mmap2(tool, event, sample, machine);
+		err = event->header.type == PERF_RECORD_MMAP ?
+		      perf_event__process_mmap(tool, event, sample, machine) :
+		      perf_event__process_mmap2(tool, event, sample, machine);
 		if (!err && !user_mmap(event))
 			kernel_symbols(c, machine);
 		return err;
