@@ -8,6 +8,17 @@ mkdir -p "$OUT"
 stages=("$@")
 [ ${#stages[@]} -gt 0 ] || die "no stages given"
 t0=$(date +%s)
+# The whole output also goes to RIG_CACHE/logs (the last 20 runs are kept):
+# a failed CI run can be read after its checkout is gone.
+logdir=$RIG_CACHE/logs
+if mkdir -p "$logdir" 2>/dev/null; then
+	log=$logdir/check-$(date -u +%Y%m%d-%H%M%S)-$$.log
+	# shellcheck disable=SC2012
+	ls -1t "$logdir"/check-*.log 2>/dev/null | tail -n +20 | xargs -r rm -f || true
+	exec > >(tee "$log") 2>&1
+	teepid=$!
+	echo "# full log: $log"
+fi
 pass=0 failn=0 n=0
 summary=()
 echo "TAP version 13"
@@ -33,4 +44,9 @@ echo "# ---- stage wall times (total $(( $(date +%s) - t0 ))s)"
 printf '# %s\n' "${summary[@]}"
 echo "# $pass passed, $failn failed"
 echo "$pass passed, $failn failed"
+if [ -n "${teepid:-}" ]; then
+	# Let tee write the last lines before make returns.
+	exec >&- 2>&-
+	wait "$teepid" 2>/dev/null || true
+fi
 [ "$failn" = 0 ]

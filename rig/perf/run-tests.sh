@@ -34,7 +34,11 @@ for t in "$@"; do
 	2) res=SKIP ;;
 	*) res=FAIL; fail=1 ;;
 	esac
-	if [ "$res" != PASS ] || [ -n "${VERBOSE:-}" ]; then
+	# A failure shows the whole log: its first message may be far from
+	# the end.
+	if [ "$res" = FAIL ] || [ -n "${VERBOSE:-}" ]; then
+		sed "s/^/  | /" "$log"
+	elif [ "$res" != PASS ]; then
 		sed "s/^/  | /" "$log" | tail -40
 	fi
 	rm -f "$log"

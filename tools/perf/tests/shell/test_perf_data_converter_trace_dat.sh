@@ -44,6 +44,11 @@ if ! command -v trace-cmd >/dev/null; then
 	echo "trace-cmd not installed [Skipped]"
 	exit 2
 fi
+# It compares trace-cmd report with perf script, and crafts records.
+if ! command -v "${PYTHON}" >/dev/null; then
+	echo "no ${PYTHON} [Skipped]"
+	exit 2
+fi
 if ! perf data convert --to-trace-dat 2>&1 | grep -q -- "--to-trace-dat"; then
 	echo "perf without --to-trace-dat [Skipped]"
 	exit 2
@@ -797,10 +802,6 @@ test_kallsyms_relocated()
 	local a b
 
 	echo "Testing kallsyms of another boot of the recording's kernel"
-	if ! command -v "${PYTHON}" >/dev/null; then
-		echo "kallsyms: no ${PYTHON} to move the kernel map [Skipped]"
-		return
-	fi
 	perf data convert -v -i "${tmpdir}/ksym.data" --to-trace-dat \
 		"${tmpdir}/ksym-raw.dat" >"${tmpdir}/ksym-raw.err" 2>&1
 	if ! grep -q "^trace.dat: kallsyms from /proc/kallsyms" "${tmpdir}/ksym-raw.err"; then
@@ -884,6 +885,21 @@ check_unresolved()
 	fi
 }
 
+# The running kernel's build-id, for the cases that give a recording
+# another kernel's; without one, a line that says the case ($1) is
+# skipped, and a non-zero status.
+kernel_buildid()
+{
+	local bid
+
+	bid=$(perf buildid-list -k 2>/dev/null)
+	if [ "${#bid}" -lt 16 ]; then
+		echo "$1: no build-id of the running kernel [Skipped]" >&2
+		return 1
+	fi
+	echo "${bid}"
+}
+
 # A copy $2 of the recording $1 whose kernel build-id $3 is changed, as
 # if another kernel had made it; prints the changed build-id.
 other_kernel()
@@ -908,11 +924,7 @@ test_kallsyms_other_kernel()
 	local a bid obid home="${tmpdir}/home"
 
 	echo "Testing kallsyms of a kernel that does not run here"
-	bid=$(perf buildid-list -k 2>/dev/null)
-	if [ "${#bid}" -lt 16 ] || ! command -v "${PYTHON}" >/dev/null; then
-		echo "kallsyms: no build-id of the running kernel or no ${PYTHON} [Skipped]"
-		return
-	fi
+	bid=$(kernel_buildid kallsyms) || return 0
 	if ! obid=$(other_kernel "${tmpdir}/ksym.data" "${tmpdir}/obid.data" "${bid}"); then
 		err=1
 		return
@@ -975,11 +987,7 @@ test_kallsyms_other_kernel_callchain()
 	local bid obid n
 
 	echo "Testing --all callchains of a kernel that does not run here"
-	bid=$(perf buildid-list -k 2>/dev/null)
-	if [ "${#bid}" -lt 16 ] || ! command -v "${PYTHON}" >/dev/null; then
-		echo "callchains: no build-id of the running kernel or no ${PYTHON} [Skipped]"
-		return
-	fi
+	bid=$(kernel_buildid callchains) || return 0
 	perf record -q -a -g -e cs -c 1 -o "${tmpdir}/cs.data" \
 		-- sh -c 'sleep 0.1; sleep 0.1' 2>"${tmpdir}/record.err"
 	convert -i "${tmpdir}/cs.data" --all --to-trace-dat "${tmpdir}/cs.dat" ||
@@ -1012,6 +1020,15 @@ test_kallsyms_other_kernel_callchain()
 	fi
 }
 
+# A pipe recording of context switches with callchains, to append
+# records to: made once, by the first case that needs it.
+cs_pipe()
+{
+	[ -s "${tmpdir}/cs-pipe.data" ] ||
+		perf record -q -a -g -e cs -o - -- sh -c 'sleep 0.1; sleep 0.1' \
+			>"${tmpdir}/cs-pipe.data" 2>"${tmpdir}/record.err"
+}
+
 # --all: a sample whose user callchain the kernel defers has its kernel
 # frames, then PERF_CONTEXT_USER_DEFERRED and a cookie naming the
 # CALLCHAIN_DEFERRED record with the user part; the cookie is no frame.
@@ -1020,12 +1037,7 @@ test_deferred_callchain()
 	local line rep="${tmpdir}/deferred.report"
 
 	echo "Testing --all callchains whose user part is deferred"
-	if ! command -v "${PYTHON}" >/dev/null; then
-		echo "deferred callchains: no ${PYTHON} [Skipped]"
-		return
-	fi
-	perf record -q -a -g -e cs -o - -- sh -c 'sleep 0.1; sleep 0.1' \
-		>"${tmpdir}/cs-pipe.data" 2>"${tmpdir}/record.err"
+	cs_pipe
 	if ! add_records deferred "${tmpdir}/cs-pipe.data" \
 		"${tmpdir}/deferred.data" >/dev/null; then
 		echo "deferred callchains: no recording with a deferred callchain"
@@ -1055,13 +1067,8 @@ test_file_order_ksymbol()
 	local line
 
 	echo "Testing --all callchains into a BPF program in file order"
-	if ! command -v "${PYTHON}" >/dev/null; then
-		echo "file order: no ${PYTHON} [Skipped]"
-		return
-	fi
-	perf record -q -a -g -e cs -o - -- sh -c 'sleep 0.1; sleep 0.1' \
-		>"${tmpdir}/ks-pipe.data" 2>"${tmpdir}/record.err"
-	if ! add_records ksym:0xffffffffc0123000 "${tmpdir}/ks-pipe.data" \
+	cs_pipe
+	if ! add_records ksym:0xffffffffc0123000 "${tmpdir}/cs-pipe.data" \
 		"${tmpdir}/ks-pipe2.data" >/dev/null ||
 	   ! perf inject -i "${tmpdir}/ks-pipe2.data" -o "${tmpdir}/ks.data" \
 		2>"${tmpdir}/inject.err"; then
