@@ -17,12 +17,12 @@ if mkdir -p "$logdir" 2>/dev/null; then
 	ls -1t "$logdir"/check-*.log 2>/dev/null | tail -n +20 | xargs -r rm -f || true
 	exec > >(tee "$log") 2>&1
 	teepid=$!
-	echo "# full log: $log"
 fi
 pass=0 failn=0 n=0
 summary=()
 echo "TAP version 13"
 echo "1..${#stages[@]}"
+[ -z "${log:-}" ] || echo "# full log: $log"
 for s in "${stages[@]}"; do
 	n=$((n + 1))
 	echo "# ---- stage $n/${#stages[@]}: $s ($(date -u +%H:%M:%S))"
