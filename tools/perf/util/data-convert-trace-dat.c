@@ -1399,6 +1399,72 @@ static int parse_compression(const char *name, enum tdw_compression *comp)
 }
 
 /*
+ * SIGINT, SIGTERM and SIGHUP remove the temporary output, say so, then end
+ * perf as they would have without a handler (the exit status shows the
+ * signal), wherever the conversion is: also while it waits for a pipe,
+ * which perf's reader reads again after EINTR.  The handler calls only
+ * async-signal-safe functions.  A signal that perf was started with
+ * ignored (nohup, a background job of a script) stays ignored.
+ */
+static const int convert_sigs[] = { SIGINT, SIGTERM, SIGHUP };
+static char convert_tmp[PATH_MAX];	/* the file to remove, "" = none */
+static char convert_msg[PATH_MAX + 64];
+static size_t convert_msg_len;
+
+static void convert_interrupt(int sig)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	ssize_t n __maybe_unused;
+
+	if (convert_tmp[0]) {
+		unlink(convert_tmp);
+		n = write(STDERR_FILENO, convert_msg, convert_msg_len);
+	}
+	sigaction(sig, &dfl, NULL);
+	raise(sig);
+}
+
+static void convert_signals(bool on)
+{
+	static struct sigaction old[ARRAY_SIZE(convert_sigs)];
+	static bool installed[ARRAY_SIZE(convert_sigs)];
+	struct sigaction sa = { .sa_handler = convert_interrupt };
+	size_t i;
+
+	sigfillset(&sa.sa_mask);
+	for (i = 0; i < ARRAY_SIZE(convert_sigs); i++) {
+		if (on && !installed[i]) {
+			if (sigaction(convert_sigs[i], NULL, &old[i]) ||
+			    old[i].sa_handler == SIG_IGN)
+				continue;
+			installed[i] = !sigaction(convert_sigs[i], &sa, NULL);
+		} else if (!on && installed[i]) {
+			sigaction(convert_sigs[i], &old[i], NULL);
+			installed[i] = false;
+		}
+	}
+}
+
+/*
+ * Hold the signals while the temporary output is created or takes the
+ * output's name, so that the handler finds the file it has to remove.
+ */
+static void convert_signals_hold(bool hold, sigset_t *saved)
+{
+	sigset_t set;
+	size_t i;
+
+	if (!hold) {
+		sigprocmask(SIG_SETMASK, saved, NULL);
+		return;
+	}
+	sigemptyset(&set);
+	for (i = 0; i < ARRAY_SIZE(convert_sigs); i++)
+		sigaddset(&set, convert_sigs[i]);
+	sigprocmask(SIG_BLOCK, &set, saved);
+}
+
+/*
  * The output: written to a temporary file beside it, which takes its
  * name only when complete, so that a failed or interrupted conversion
  * leaves no partial trace.dat and the file --force would replace stays
@@ -1418,6 +1484,7 @@ static int output_open(struct trace_dat_output *o, const char *name,
 		       bool force)
 {
 	struct stat st;
+	sigset_t saved;
 	mode_t mask;
 	char *copy;
 	int fd;
@@ -1466,7 +1533,15 @@ static int output_open(struct trace_dat_output *o, const char *name,
 		pr_err("out of memory\n");
 		return -1;
 	}
+	convert_signals_hold(true, &saved);
 	fd = mkstemp(o->tmp);
+	if (fd >= 0 && strlen(o->tmp) < sizeof(convert_tmp)) {
+		memcpy(convert_tmp, o->tmp, strlen(o->tmp) + 1);
+		convert_msg_len = scnprintf(convert_msg, sizeof(convert_msg),
+					    "perf data convert: interrupted, %s not written\n",
+					    name);
+	}
+	convert_signals_hold(false, &saved);
 	if (fd == -1) {
 		pr_err("Cannot create output file %s: %s\n", name,
 		       strerror(errno));
@@ -1504,22 +1579,18 @@ static int rename_exchange(const char *a __maybe_unused,
 /*
  * The complete file takes the name.  Without --force, link() fails if a
  * file of that name appeared meanwhile.  With --force the new file and
- * the old one swap names in one step, then the old one is removed: the
- * name never goes missing.  Where they cannot be swapped (file system,
- * C library) the old file is renamed aside, and back if the new one
- * cannot take its place.  A rename() over the old file would make ext4
- * (auto_da_alloc) write the whole new file to disk inside it (86 ms for
- * a 100 MB trace.dat).
+ * the old one swap names in one step, then the old one is removed: a
+ * rename() over the old file would make ext4 (auto_da_alloc) write the
+ * whole new file to disk inside it (86 ms for a 100 MB trace.dat).  Where
+ * they cannot be swapped (file system, C library), rename() replaces it.
  */
-static int output_commit(struct trace_dat_output *o)
+static int output_rename(struct trace_dat_output *o)
 {
-	char *aside = NULL;
-	bool moved = false;
-	int err = 0;
+	int err;
 
 	if (!o->force) {
 		if (!link(o->tmp, o->path))
-			goto done;
+			return 0;
 		err = errno;
 		if (err == EEXIST) {
 			pr_err("Output file %s exists. Use --force to overwrite it.\n",
@@ -1530,37 +1601,31 @@ static int output_commit(struct trace_dat_output *o)
 		if ((err != EPERM && err != EOPNOTSUPP) ||
 		    !access(o->path, F_OK))
 			goto fail;
-		err = 0;
 	} else if (!rename_exchange(o->tmp, o->path)) {
-		goto done;	/* o->tmp is the old file now */
-	} else if (errno == ENOENT) {
-		/* No old file: the rename below. */
-	} else if (asprintf(&aside, "%s.old", o->tmp) < 0) {
-		err = ENOMEM;
-		goto fail;
-	} else if (!rename(o->path, aside)) {
-		moved = true;
-	} else if (errno != ENOENT) {
-		err = errno;
-		goto fail;
+		return 0;	/* o->tmp is the old file now */
 	}
-	if (rename(o->tmp, o->path)) {
-		err = errno;
-		if (moved && rename(aside, o->path))
-			pr_err("%s: the old file is left as %s\n", o->path, aside);
-		goto fail;
-	}
-	if (moved)
-		unlink(aside);
-done:
-	unlink(o->tmp);
-	zfree(&o->tmp);
-	free(aside);
-	return 0;
+	if (!rename(o->tmp, o->path))
+		return 0;
+	err = errno;
 fail:
 	pr_err("Error writing %s: %s\n", o->path, strerror(err));
-	free(aside);
 	return -1;
+}
+
+static int output_commit(struct trace_dat_output *o)
+{
+	sigset_t saved;
+	int ret;
+
+	convert_signals_hold(true, &saved);
+	ret = output_rename(o);
+	if (!ret) {
+		unlink(o->tmp);
+		zfree(&o->tmp);
+		convert_tmp[0] = '\0';
+	}
+	convert_signals_hold(false, &saved);
+	return ret;
 }
 
 static void output_close(struct trace_dat_output *o)
@@ -1569,41 +1634,10 @@ static void output_close(struct trace_dat_output *o)
 		fclose(o->file);
 	if (o->tmp)
 		unlink(o->tmp);
+	convert_tmp[0] = '\0';
 	free(o->tmp);
 	free(o->dir);
 	free(o->path);
-}
-
-/*
- * SIGINT, SIGTERM or SIGHUP stop the conversion at the next event, so that
- * the temporary file is removed and nothing is left half written.
- */
-static volatile sig_atomic_t convert_interrupted;
-
-static void convert_interrupt(int sig __maybe_unused)
-{
-	convert_interrupted = 1;
-	session_done = 1;
-}
-
-static void convert_signals(bool on)
-{
-	static struct sigaction old[3];
-	static const int sigs[3] = { SIGINT, SIGTERM, SIGHUP };
-	static bool installed;
-	struct sigaction sa = { .sa_handler = convert_interrupt };
-	int i;
-
-	if (on == installed)
-		return;
-	for (i = 0; i < 3; i++) {
-		if (on)
-			sigaction(sigs[i], &sa, &old[i]);
-		else
-			sigaction(sigs[i], &old[i], NULL);
-	}
-	installed = on;
-	convert_interrupted = 0;
 }
 
 /* The tool: what each kind of record becomes. */
@@ -1796,11 +1830,6 @@ static int convert_process(struct convert_trace_dat *c, const char *path)
 
 	ret = perf_session__process_events(session);
 	session_done = 0;
-	if (convert_interrupted) {
-		pr_err("%s: interrupted, %s not written\n", path,
-		       c->output_name);
-		return -1;
-	}
 	if (c->restart && !c->err) {
 		percpu_restart(c);
 		return -EAGAIN;
@@ -1845,11 +1874,6 @@ static int convert_write(struct convert_trace_dat *c,
 	o->file = NULL;
 	if (fclose(out)) {
 		pr_err("Error writing %s: %s\n", c->output_name, strerror(errno));
-		return -1;
-	}
-	/* Interrupted while the file was written: no output either. */
-	if (convert_interrupted) {
-		pr_err("Interrupted, %s not written\n", c->output_name);
 		return -1;
 	}
 	return output_commit(o) ? -1 : 0;

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -606,17 +607,33 @@ void tdw__set_kallsyms(struct tdw *w, char *text, size_t len)
 	w->kallsyms_size = len;
 }
 
+/*
+ * A spill file has no name, so that nothing is left of it whatever ends
+ * perf: O_TMPFILE, or where the file system or the kernel has none, a
+ * file removed as soon as it is made, with no signal in between.
+ */
 static int cpu_spill_open(struct tdw *w, struct tdw_cpu *cpu)
 {
+	const char *dir = w->opts.tmpdir ?: "/tmp";
 	char path[PATH_MAX];
+	sigset_t all, saved;
+	int err = 0;
 
-	snprintf(path, sizeof(path), "%s/.perf-trace-dat-XXXXXX",
-		 w->opts.tmpdir ?: "/tmp");
+#ifdef O_TMPFILE
+	cpu->fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (cpu->fd >= 0)
+		return 0;
+#endif
+	snprintf(path, sizeof(path), "%s/.perf-trace-dat-XXXXXX", dir);
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &saved);
 	cpu->fd = mkstemp(path);
 	if (cpu->fd < 0)
-		return -errno;	/* the caller names the output */
-	unlink(path);
-	return 0;
+		err = -errno;	/* the caller names the output */
+	else
+		unlink(path);
+	sigprocmask(SIG_SETMASK, &saved, NULL);
+	return err;
 }
 
 /* writen() with an errno: a write of 0 bytes is a full disk. */

@@ -1482,18 +1482,28 @@ test_bad_input()
 	test_interrupt
 }
 
-# SIGINT while a conversion runs: no output, no temporary file, and an
-# error.  The converter reads half of a pipe recording from a FIFO the test
-# keeps open, so it is still converting when the signal comes, which is
-# sent once the temporary file exists (the handler is in place by then).
-test_interrupt()
+# A signal while a conversion waits for its input: no output, no temporary
+# file, the message, and perf ends by the signal (exit status 128 + its
+# number).  The converter reads half of a pipe recording from a FIFO the
+# test keeps open, and gets the signals once the temporary file exists.
+# A background job of a script starts with SIGINT ignored, and perf must
+# leave it so: "INT TERM" ends by the SIGTERM.  With "dfl", perf starts
+# with SIGINT's default action (set by ${PYTHON} before it runs perf).
+interrupt_case()
 {
-	local fifo="${tmpdir}/int.fifo" out="${tmpdir}/int.dat" pid rc=0 i
+	local sigs=$1 want=$2 fifo="${tmpdir}/int.fifo" out="${tmpdir}/int.dat"
+	local pid rc=0 i s what="${1// /, then } (${3:-SIGINT ignored})"
+	local -a cmd=(perf data convert -i - --to-trace-dat "${out}")
 
-	echo "Testing SIGINT during a conversion"
+	rm -f "${fifo}"
 	mkfifo "${fifo}"
-	perf data convert -i - --to-trace-dat "${out}" <"${fifo}" \
-		2>"${tmpdir}/int.err" &
+	if [ -n "${3:-}" ]; then
+		"${PYTHON}" -c 'import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execvp(sys.argv[1], sys.argv[1:])' "${cmd[@]}" <"${fifo}" 2>"${tmpdir}/int.err" &
+	else
+		"${cmd[@]}" <"${fifo}" 2>"${tmpdir}/int.err" &
+	fi
 	pid=$!
 	exec 9>"${fifo}"
 	head -c $(( $(stat -c %s "${tmpdir}/pipe.data") / 2 )) \
@@ -1502,18 +1512,38 @@ test_interrupt()
 		ls "${out}".tmp* >/dev/null 2>&1 && break
 		sleep 0.1
 	done
-	kill -INT "${pid}"
+	for s in ${sigs}; do
+		kill -"${s}" "${pid}"
+	done
+	# It must end while its input is still open.
+	for i in $(seq 100); do
+		kill -0 "${pid}" 2>/dev/null || break
+		sleep 0.1
+	done
+	if [ "${i}" = 100 ]; then
+		echo "${what}: perf did not end while it waited for its input"
+		err=1
+	fi
 	exec 9>&-
 	wait "${pid}" || rc=$?
-	if [ "${i}" = 300 ] || [ "${rc}" = 0 ] || [ -e "${out}" ] ||
+	if [ "${rc}" != "${want}" ] || [ -e "${out}" ] ||
 	   ls "${out}".tmp* >/dev/null 2>&1 ||
 	   ! grep -q "interrupted, ${out} not written" "${tmpdir}/int.err"; then
-		echo "SIGINT: exit ${rc}, the output or a temporary file left," \
-			"or no message:"
+		echo "${what}: exit ${rc} (${want} expected), the output or a" \
+			"temporary file left, or no message:"
 		ls "${out}"* 2>/dev/null
 		cat "${tmpdir}/int.err"
 		err=1
 	fi
+	rm -f "${out}"*
+}
+
+test_interrupt()
+{
+	echo "Testing SIGTERM and SIGINT during a conversion"
+	interrupt_case TERM 143
+	interrupt_case "INT TERM" 143
+	interrupt_case INT 130 "SIGINT default"
 }
 
 # head -c N of a pipe recording, N inside the tracing data, and inside the
