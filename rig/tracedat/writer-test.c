@@ -17,9 +17,14 @@
  * lost-events mark, must be refused with -EAGAIN (strict_order) or get
  * the time of the one before.
  *
+ * The full mode writes the spill files to <dir>, a file system too small
+ * for them: the writer must report -ENOSPC.
+ *
  * usage: writer-test <le|be> <4|8> <6|7> <none|zstd|zlib> <out.dat> <expected.txt>
  *        writer-test rss <none|zstd|zlib> <MB> <out.dat>
  *        writer-test reorder <le|be> <4|8> <in-order.dat> <late.dat>
+ *        writer-test full <dir> <out.dat>
+ *        writer-test crafted
  */
 #include <byteswap.h>
 #include <errno.h>
@@ -120,23 +125,13 @@ static void tracing_data(int be, int lsize)
 	put64(0);			/* saved_cmdlines */
 }
 
-/* <mb> MB of 1000-byte events with random bytes, version 7, two CPUs. */
-static int peak_rss(const char *comp, int mb, const char *path)
+/* @n 1000-byte events with random bytes on two CPUs: the first error. */
+static int random_events(struct tdw *w, long long n)
 {
-	struct tdw_opts opts = { .clock = "perf", .tmpdir = "/tmp", .nr_cpus = 2,
-				 .version = 7, .compression = compression(comp) };
 	unsigned long long ts = 1000000000ULL, x = 88172645463325252ULL;
 	unsigned char payload[1000];
-	long long n = (long long)mb * 1000;
-	struct rusage ru;
-	struct tdw *w;
-	FILE *out;
 	int ret;
 
-	tracing_data(0, 8);
-	w = tdw__new(blob, blen, &opts);
-	if (!w)
-		return 1;
 	for (long long i = 0; i < n; i++) {
 		for (size_t j = 16; j < sizeof(payload); j += 8) {
 			x ^= x << 13;
@@ -151,9 +146,29 @@ static int peak_rss(const char *comp, int mb, const char *path)
 		payload[sizeof(payload) - 1] = 0;
 		tdw__put32(w, payload + 12, 1 << 16 | (sizeof(payload) - 1));
 		ts += 1000;
-		if (tdw__add_event(w, i % 2, ts, payload, sizeof(payload)))
-			return 1;
+		ret = tdw__add_event(w, i % 2, ts, payload, sizeof(payload));
+		if (ret)
+			return ret;
 	}
+	return 0;
+}
+
+/* <mb> MB of 1000-byte events with random bytes, version 7, two CPUs. */
+static int peak_rss(const char *comp, int mb, const char *path)
+{
+	struct tdw_opts opts = { .clock = "perf", .tmpdir = "/tmp", .nr_cpus = 2,
+				 .version = 7, .compression = compression(comp) };
+	struct rusage ru;
+	struct tdw *w;
+	FILE *out;
+	int ret;
+
+	tracing_data(0, 8);
+	w = tdw__new(blob, blen, &opts);
+	if (!w)
+		return 1;
+	if (random_events(w, (long long)mb * 1000))
+		return 1;
 	out = fopen(path, "w");
 	if (!out)
 		return 1;
@@ -165,6 +180,41 @@ static int peak_rss(const char *comp, int mb, const char *path)
 	       (unsigned long long)tdw__stats(w)->events, ru.ru_maxrss);
 	tdw__delete(w);
 	return ret ? 1 : 0;
+}
+
+/*
+ * 8 MB of events with the spill files in <dir>, a file system with less
+ * room: tdw__add_event() or tdw__finish() must return -ENOSPC (the spill
+ * files are written on a thread of their own: the error comes some
+ * batches after the write that failed), and tdw__delete() end cleanly.
+ */
+static int spill_full(const char *dir, const char *path)
+{
+	struct tdw_opts opts = { .clock = "perf", .tmpdir = dir, .nr_cpus = 2,
+				 .version = 7 };
+	const char *where = "tdw__add_event()";
+	struct tdw *w;
+	FILE *out;
+	int ret;
+
+	tracing_data(0, 8);
+	w = tdw__new(blob, blen, &opts);
+	if (!w)
+		return 1;
+	ret = random_events(w, 8000);
+	if (!ret) {
+		where = "tdw__finish()";
+		out = fopen(path, "w");
+		if (!out)
+			return 1;
+		ret = tdw__finish(w, out);
+		fclose(out);
+	}
+	printf("writer-test full: %s returned %d (%s) after %llu events\n", where,
+	       ret, ret < 0 ? strerror(-ret) : "no error",
+	       (unsigned long long)tdw__stats(w)->events);
+	tdw__delete(w);
+	return ret == -ENOSPC ? 0 : 1;
 }
 
 #define NR_REORDER	3000
@@ -484,6 +534,8 @@ int main(int argc, char **argv)
 		return peak_rss(argv[2], atoi(argv[3]), argv[4]);
 	if (argc == 6 && !strcmp(argv[1], "reorder"))
 		return reorder(argv[2], atoi(argv[3]), argv[4], argv[5]);
+	if (argc == 4 && !strcmp(argv[1], "full"))
+		return spill_full(argv[2], argv[3]);
 	if (argc == 2 && !strcmp(argv[1], "crafted"))
 		return crafted();
 	if (argc != 7) {
@@ -491,8 +543,9 @@ int main(int argc, char **argv)
 			"usage: %s <le|be> <4|8> <6|7> <none|zstd|zlib> <out.dat> <expected.txt>\n"
 			"       %s rss <none|zstd|zlib> <MB> <out.dat>\n"
 			"       %s reorder <le|be> <4|8> <in-order.dat> <late.dat>\n"
+			"       %s full <dir> <out.dat>\n"
 			"       %s crafted\n",
-			argv[0], argv[0], argv[0], argv[0]);
+			argv[0], argv[0], argv[0], argv[0], argv[0]);
 		return 2;
 	}
 	/*

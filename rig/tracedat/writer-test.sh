@@ -7,7 +7,8 @@
 # CPU, pid and fields, the large events, TIME_EXTENDs and the page marked
 # after lost events.  Then the peak RSS of the writer for 8 and 64 MB of
 # events, per compression: it must not grow with the input. Then crafted
-# tracing data (writer-test crafted, under ASan).
+# tracing data (writer-test crafted, under ASan).  Then spill files on a
+# full file system (writer-test full).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -49,7 +50,8 @@ gcc -O2 -g -Wall -Werror -D_GNU_SOURCE $defs -fsanitize=address,undefined -fno-s
 	-I"$ksrc/tools/arch/x86/include" -include "$ksrc/tools/include/linux/zalloc.h" \
 	-o "$work/writer-test" "$top/rig/tracedat/writer-test.c" \
 	"$top/tools/perf/util/trace-dat-writer.c" "$ksrc/tools/lib/zalloc.c" \
-	"$ksrc/tools/perf/util/strbuf.c" "$ksrc/tools/lib/perf/lib.c" "$work/shim/debug-stubs.c" $libs
+	"$ksrc/tools/perf/util/strbuf.c" "$ksrc/tools/lib/perf/lib.c" "$work/shim/debug-stubs.c" \
+	-pthread $libs
 
 comps=none
 for c in zstd zlib; do
@@ -185,6 +187,33 @@ else
 	fail=$((fail + 1))
 	echo "tracedat-unit: FAIL crafted:"
 	head -20 "$work/crafted.txt"
+fi
+
+# A full disk under the spill files, written on a thread of their own: the
+# error must reach the caller (-ENOSPC), and the writer must end cleanly.
+# A private 1 MB tmpfs for 8 MB of events (a user namespace when not root;
+# a container may allow neither: then it is skipped, and says so).
+mkdir "$work/full"
+ns=""
+for try in "-m" "-r -m"; do
+	# shellcheck disable=SC2086 # options
+	if unshare $try true 2>/dev/null; then
+		ns=$try
+		break
+	fi
+done
+# shellcheck disable=SC2016,SC2086 # expanded by the inner shell; options
+if [ -z "$ns" ]; then
+	echo "tracedat-unit: SKIP spill-full (no mount namespace here: unshare -m fails)"
+elif timeout 120 unshare $ns sh -c \
+	'mount -t tmpfs -o size=1m tmpfs "$1" && "$2" full "$1" "$3"' \
+	sh "$work/full" "$work/writer-test" "$work/full.dat" >"$work/full.txt" 2>&1; then
+	pass=$((pass + 1))
+	echo "tracedat-unit: PASS spill-full ($(sed -n 's/^writer-test full: //p' "$work/full.txt"))"
+else
+	fail=$((fail + 1))
+	echo "tracedat-unit: FAIL spill-full (a 1 MB tmpfs for the spill files):"
+	head -20 "$work/full.txt"
 fi
 
 echo "tracedat-unit: $pass passed, $fail failed ($(( $(date +%s) - t0 )) s)"

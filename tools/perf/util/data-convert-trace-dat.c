@@ -26,6 +26,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libgen.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,6 +94,12 @@ struct convert_trace_dat {
 	bool			ksyms_done;	/* kernel_symbols(), this session */
 	bool			ksyms_warned;	/* that there are none */
 	char			kallsyms_path[PATH_MAX];
+	/* /proc/kallsyms, read beside the conversion: kallsyms_prefetch(). */
+	pthread_t		ksyms_thread;
+	bool			ksyms_reading;	/* the thread was started */
+	struct strbuf		ksyms_text;
+	ssize_t			ksyms_read;	/* strbuf_read()'s */
+	bool			ksyms_opened;
 	void			*tracing_data;
 	size_t			tracing_data_size;
 	bool			synth_used[SYNTH_MAX];
@@ -242,6 +249,8 @@ static int no_tracing_data(struct convert_trace_dat *c)
 	return 0;
 }
 
+static void kallsyms_prefetch(struct convert_trace_dat *c);
+
 static int __create_writer(struct convert_trace_dat *c)
 {
 	struct perf_env *env = perf_session__env(c->session);
@@ -266,6 +275,7 @@ static int __create_writer(struct convert_trace_dat *c)
 	c->w = tdw__new(c->tracing_data, c->tracing_data_size, &c->wopts);
 	if (!c->w)
 		return c->err = -EINVAL;
+	kallsyms_prefetch(c);
 	return 0;
 }
 
@@ -383,28 +393,38 @@ static void percpu_note(struct convert_trace_dat *c, u64 time)
 		c->max_time = time;
 }
 
-/* The same for one that does; false if file order does not hold for it. */
-static bool percpu_in_order(struct convert_trace_dat *c, u64 time)
+/* An event that percpu_in_order() does not pass at once. */
+static bool percpu_check(struct convert_trace_dat *c, u64 time)
 {
-	if (!c->percpu)
-		return true;
 	if (untimed(time)) {
 		if (!c->timed)
 			return true;
 		percpu_stop(c, "an event without a time after events with one", time);
 		return false;
 	}
-	if (time < c->flushed) {
-		percpu_stop(c, "an event older than the previous round", time);
-		return false;
-	}
-	percpu_note(c, time);
+	percpu_stop(c, "an event older than the previous round", time);
+	return false;
+}
+
+/*
+ * The same for one that does; false if file order does not hold for it.
+ * Once per event: the common case inline.
+ */
+static inline bool percpu_in_order(struct convert_trace_dat *c, u64 time)
+{
+	if (!c->percpu)
+		return true;
+	if (unlikely(untimed(time) || time < c->flushed))
+		return percpu_check(c, time);
+	c->timed = true;
+	if (time > c->max_time)
+		c->max_time = time;
 	return true;
 }
 
 /* What the writer said of an event: -EAGAIN and -ERANGE are handled here. */
-static int writer_ret(struct convert_trace_dat *c,
-		      const struct perf_sample *sample, int ret)
+static int writer_error(struct convert_trace_dat *c,
+			const struct perf_sample *sample, int ret)
 {
 	if (ret == -EAGAIN) {
 		percpu_stop(c, "events of a CPU too far out of time order",
@@ -419,19 +439,23 @@ static int writer_ret(struct convert_trace_dat *c,
 		c->err = -EINVAL;
 		session_done = 1;
 		return 0;
-	} else if (ret < 0) {
-		/*
-		 * The spill files beside the output: ENOSPC, EIO, ENOMEM.
-		 * Stop here, with this one message.
-		 */
-		if (!c->err)
-			pr_err("Error writing %s: %s\n", c->output_name,
-			       strerror(-ret));
-		c->err = ret;
-		session_done = 1;
-		return 0;
 	}
-	return ret;
+	/*
+	 * The spill files beside the output: ENOSPC, EIO, ENOMEM.  Stop
+	 * here, with this one message.
+	 */
+	if (!c->err)
+		pr_err("Error writing %s: %s\n", c->output_name,
+		       strerror(-ret));
+	c->err = ret;
+	session_done = 1;
+	return 0;
+}
+
+static inline int writer_ret(struct convert_trace_dat *c,
+			     const struct perf_sample *sample, int ret)
+{
+	return likely(ret >= 0) ? ret : writer_error(c, sample, ret);
 }
 
 static int add_event(struct convert_trace_dat *c,
@@ -1154,6 +1178,8 @@ static bool kallsyms_matches(const char *p, const char *end,
 	return false;
 }
 
+static const char proc_kallsyms[] = "/proc/kallsyms";
+
 /*
  * The kallsyms file of the recording's kernel: /proc/kallsyms when that
  * kernel runs here (its build-id; without one, a recording made here),
@@ -1168,10 +1194,10 @@ static const char *kallsyms_file(struct convert_trace_dat *c, struct dso *kdso,
 	struct build_id bid;
 
 	if (!dso__has_build_id(kdso))
-		return c->this_machine ? "/proc/kallsyms" : NULL;
+		return c->this_machine ? proc_kallsyms : NULL;
 	if (!sysfs__read_build_id("/sys/kernel/notes", &bid) &&
 	    dso__build_id_equal(kdso, &bid))
-		return "/proc/kallsyms";
+		return proc_kallsyms;
 	build_id__snprintf(dso__bid(kdso), sbuild_id, sizeof(sbuild_id));
 	if (build_id_cache__kallsyms_path(sbuild_id, path, size))
 		return path;
@@ -1254,6 +1280,70 @@ static void kernel_symbols(struct convert_trace_dat *c, struct machine *machine)
 		no_kernel_symbols(c, kmap);
 }
 
+/* Whether add_kallsyms() is to read /proc/kallsyms, as far as known yet. */
+static bool kallsyms_here(struct convert_trace_dat *c)
+{
+	if (c->kallsyms_chosen)
+		return c->kallsyms && !strcmp(c->kallsyms, proc_kallsyms);
+	return c->this_machine && !symbol_conf.kallsyms_name;
+}
+
+static void *kallsyms_read(void *arg)
+{
+	struct convert_trace_dat *c = arg;
+	int fd = open(proc_kallsyms, O_RDONLY);
+
+	c->ksyms_opened = fd >= 0;
+	if (fd < 0)
+		return NULL;
+	c->ksyms_read = strbuf_read(&c->ksyms_text, fd, 1 << 20);
+	close(fd);
+	return NULL;
+}
+
+/*
+ * /proc/kallsyms takes the kernel tens of milliseconds to print: when
+ * add_kallsyms() is likely to want it, read it on a thread of its own
+ * from the first event on.  Every signal is blocked there: they are for
+ * this thread, whose handler removes the output.
+ */
+static void kallsyms_prefetch(struct convert_trace_dat *c)
+{
+	sigset_t all, saved;
+
+	if (c->ksyms_reading || tdw__has_kallsyms(c->w) ||
+	    !tdw__prints_symbols(c->w) || !kallsyms_here(c))
+		return;
+	strbuf_init(&c->ksyms_text, 0);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &saved);
+	c->ksyms_reading = !pthread_create(&c->ksyms_thread, NULL,
+					   kallsyms_read, c);
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+}
+
+/*
+ * Wait for kallsyms_prefetch()'s thread: the text it read into @sb and
+ * strbuf_read()'s return into @n, or, without @sb, the text dropped.
+ * False if it could not open the file.
+ */
+static bool kallsyms_prefetched(struct convert_trace_dat *c,
+				struct strbuf *sb, ssize_t *n)
+{
+	if (!c->ksyms_reading)
+		return false;
+	pthread_join(c->ksyms_thread, NULL);
+	c->ksyms_reading = false;
+	if (sb) {
+		*sb = c->ksyms_text;
+		*n = c->ksyms_read;
+		strbuf_init(&c->ksyms_text, 0);
+	} else {
+		strbuf_release(&c->ksyms_text);
+	}
+	return c->ksyms_opened;
+}
+
 /*
  * @file as the kernel printed it, which is what trace-cmd stores, if it
  * has the kernel's reference symbol (_text) where the recording does (the
@@ -1261,20 +1351,28 @@ static void kernel_symbols(struct convert_trace_dat *c, struct machine *machine)
  * every symbol into the kernel map and printing it again, which takes
  * several times longer.  NULL otherwise.
  */
-static char *kallsyms_text(const char *file, const struct kmap *km,
-			   size_t *len)
+static char *kallsyms_text(struct convert_trace_dat *c, const char *file,
+			   const struct kmap *km, size_t *len)
 {
 	struct strbuf sb = STRBUF_INIT;
-	ssize_t n;
+	ssize_t n = -1;
 	int fd;
 
-	if (!km || !km->ref_reloc_sym || !km->ref_reloc_sym->name)
+	if (!km || !km->ref_reloc_sym || !km->ref_reloc_sym->name) {
+		kallsyms_prefetched(c, NULL, NULL);
 		return NULL;
-	fd = open(file, O_RDONLY);
-	if (fd < 0)
-		return NULL;
-	n = strbuf_read(&sb, fd, 1 << 20);
-	close(fd);
+	}
+	if (c->ksyms_reading && !strcmp(file, proc_kallsyms)) {
+		if (!kallsyms_prefetched(c, &sb, &n))
+			return NULL;
+	} else {
+		kallsyms_prefetched(c, NULL, NULL);
+		fd = open(file, O_RDONLY);
+		if (fd < 0)
+			return NULL;
+		n = strbuf_read(&sb, fd, 1 << 20);
+		close(fd);
+	}
 	if (n <= 0 || sb.buf[sb.len - 1] != '\n' ||
 	    !kallsyms_matches(sb.buf, sb.buf + sb.len, km->ref_reloc_sym)) {
 		pr_debug("trace.dat: %s not used for kallsyms as it is\n", file);
@@ -1303,11 +1401,13 @@ static void add_kallsyms(struct convert_trace_dat *c)
 	char *text = NULL;
 	size_t len = 0;
 
-	if (tdw__has_kallsyms(c->w) || !tdw__prints_symbols(c->w) || !kmap)
+	if (tdw__has_kallsyms(c->w) || !tdw__prints_symbols(c->w) || !kmap) {
+		kallsyms_prefetched(c, NULL, NULL);
 		return;
+	}
 	kernel_symbols(c, machine);
 	if (c->kallsyms) {
-		text = kallsyms_text(c->kallsyms, map__kmap(kmap), &len);
+		text = kallsyms_text(c, c->kallsyms, map__kmap(kmap), &len);
 		if (text) {
 			tdw__set_kallsyms(c->w, text, len);
 			return;
@@ -1455,13 +1555,13 @@ static void convert_signals_hold(bool hold, sigset_t *saved)
 	size_t i;
 
 	if (!hold) {
-		sigprocmask(SIG_SETMASK, saved, NULL);
+		pthread_sigmask(SIG_SETMASK, saved, NULL);
 		return;
 	}
 	sigemptyset(&set);
 	for (i = 0; i < ARRAY_SIZE(convert_sigs); i++)
 		sigaddset(&set, convert_sigs[i]);
-	sigprocmask(SIG_BLOCK, &set, saved);
+	pthread_sigmask(SIG_BLOCK, &set, saved);
 }
 
 /*
@@ -1942,6 +2042,7 @@ int trace_dat_convert__perf2dat(const char *_input_name, const char *output_name
 	if (!ret)
 		convert_report(&c, data.path, opts);
 out:
+	kallsyms_prefetched(&c, NULL, NULL);
 	perf_session__delete(c.session);
 	symbol_conf.kallsyms_name = c.kallsyms_name;
 	free(c.kcore_kallsyms);

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,14 @@
 /* Pages per CPU collected before a write to the CPU's spill file. */
 #define TDW_BATCH_PAGES		16
 
+/*
+ * Batches queued for the spill thread: at most 1 MB of them, 2 to
+ * TDW_SPILL_JOBS, and the thread is woken when half of them are queued:
+ * a wakeup per batch costs more than writing it.
+ */
+#define TDW_SPILL_BYTES		(1U << 20)
+#define TDW_SPILL_JOBS		16
+
 /* perf's strbuf; an allocation failure is sticky, checked once at the end. */
 struct tdw_buf {
 	struct strbuf	sb;
@@ -96,6 +105,37 @@ struct tdw_cpu {
 	int	barrier;	/* page of the batch after lost events, or -1 */
 	int	fd;		/* unlinked spill file, -1 = none yet */
 	u64	size;		/* bytes in the spill file */
+};
+
+/*
+ * The spill thread: the writes of finished batches to the spill files,
+ * beside the reading of the input (see cpu_write_batch()).  Jobs are
+ * done in the order queued, so each spill file gets its pages in order.
+ */
+struct tdw_spill_job {
+	int	fd;
+	u8	*buf;		/* a batch buffer, back to spare[] when written */
+	size_t	len;
+};
+
+struct tdw_spiller {
+	pthread_t		thread;
+	pthread_mutex_t		lock;
+	pthread_cond_t		work;	/* for the thread: jobs, or stop */
+	pthread_cond_t		done;	/* for the converter: a spare buffer */
+	struct tdw_spill_job	jobs[TDW_SPILL_JOBS];
+	unsigned int		head, nr;	/* the queued jobs */
+	unsigned int		depth;	/* jobs queued at most */
+	u8			*spare[TDW_SPILL_JOBS];
+	unsigned int		nr_spare;
+	unsigned int		nr_bufs;	/* spare or queued */
+	int			err;	/* first write error, sticky */
+	bool			idle;	/* the thread waits for work */
+	bool			waiting; /* the converter waits for a buffer */
+	bool			stop;
+	bool			discard;	/* tdw__delete(): write no more */
+	bool			started;	/* spill_start() was called */
+	bool			running;
 };
 
 struct tdw {
@@ -136,6 +176,7 @@ struct tdw {
 	struct tdw_cpu		*cpus;
 	unsigned int		nr_cpus;
 	u8			*scratch;	/* events taken out to reorder */
+	struct tdw_spiller	spill;
 };
 
 void tdw__put16(const struct tdw *w, void *dst, u16 val)
@@ -511,10 +552,15 @@ out_free:
 	return NULL;
 }
 
+static int spill_stop(struct tdw *w, bool discard);
+
 void tdw__delete(struct tdw *w)
 {
 	if (!w)
 		return;
+	spill_stop(w, true);
+	while (w->spill.nr_spare)
+		free(w->spill.spare[--w->spill.nr_spare]);
 	for (unsigned int i = 0; w->cpus && i < w->nr_cpus; i++) {
 		free(w->cpus[i].batch);
 		if (w->cpus[i].fd >= 0)
@@ -626,13 +672,13 @@ static int cpu_spill_open(struct tdw *w, struct tdw_cpu *cpu)
 #endif
 	snprintf(path, sizeof(path), "%s/.perf-trace-dat-XXXXXX", dir);
 	sigfillset(&all);
-	sigprocmask(SIG_BLOCK, &all, &saved);
+	pthread_sigmask(SIG_BLOCK, &all, &saved);
 	cpu->fd = mkstemp(path);
 	if (cpu->fd < 0)
 		err = -errno;	/* the caller names the output */
 	else
 		unlink(path);
-	sigprocmask(SIG_SETMASK, &saved, NULL);
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
 	return err;
 }
 
@@ -646,10 +692,149 @@ static int write_all(int fd, const void *buf, size_t len)
 	return (size_t)n == len ? 0 : -ENOSPC;
 }
 
+static void *spill_thread(void *arg)
+{
+	struct tdw_spiller *sp = arg;
+
+	pthread_mutex_lock(&sp->lock);
+	for (;;) {
+		struct tdw_spill_job job;
+		bool discard;
+		int ret = 0;
+
+		while (!sp->nr && !sp->stop) {
+			sp->idle = true;
+			pthread_cond_wait(&sp->work, &sp->lock);
+			sp->idle = false;
+		}
+		if (!sp->nr)
+			break;
+		job = sp->jobs[sp->head];
+		discard = sp->err || sp->discard;
+		pthread_mutex_unlock(&sp->lock);
+		/* After a failed write, only give the buffers back. */
+		if (!discard)
+			ret = write_all(job.fd, job.buf, job.len);
+		pthread_mutex_lock(&sp->lock);
+		if (ret && !sp->err)
+			sp->err = ret;
+		sp->head = (sp->head + 1) % TDW_SPILL_JOBS;
+		sp->nr--;
+		sp->spare[sp->nr_spare++] = job.buf;
+		if (sp->waiting)
+			pthread_cond_signal(&sp->done);
+	}
+	pthread_mutex_unlock(&sp->lock);
+	return NULL;
+}
+
+/*
+ * Start the spill thread, with every signal blocked: a signal is for the
+ * converter's thread (its handler removes the output).  Without a thread
+ * the spill files are written where the batches fill up.
+ */
+static void spill_start(struct tdw *w)
+{
+	struct tdw_spiller *sp = &w->spill;
+	size_t batch = (size_t)TDW_BATCH_PAGES * w->page_size;
+	sigset_t all, saved;
+
+	sp->started = true;
+	sp->depth = min_t(size_t, max_t(size_t, TDW_SPILL_BYTES / batch, 2),
+			  TDW_SPILL_JOBS);
+	if (pthread_mutex_init(&sp->lock, NULL))
+		return;
+	if (pthread_cond_init(&sp->work, NULL))
+		goto out_lock;
+	if (pthread_cond_init(&sp->done, NULL))
+		goto out_work;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &saved);
+	sp->running = !pthread_create(&sp->thread, NULL, spill_thread, sp);
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	if (sp->running)
+		return;
+	pthread_cond_destroy(&sp->done);
+out_work:
+	pthread_cond_destroy(&sp->work);
+out_lock:
+	pthread_mutex_destroy(&sp->lock);
+}
+
+/*
+ * End the thread once every queued batch is written (or, with @discard,
+ * dropped): the first write error.
+ */
+static int spill_stop(struct tdw *w, bool discard)
+{
+	struct tdw_spiller *sp = &w->spill;
+
+	if (!sp->running)
+		return sp->err;
+	pthread_mutex_lock(&sp->lock);
+	sp->stop = true;
+	sp->discard = discard;
+	pthread_cond_signal(&sp->work);
+	pthread_mutex_unlock(&sp->lock);
+	pthread_join(sp->thread, NULL);
+	pthread_cond_destroy(&sp->done);
+	pthread_cond_destroy(&sp->work);
+	pthread_mutex_destroy(&sp->lock);
+	sp->running = false;
+	return sp->err;
+}
+
+/*
+ * Queue @len bytes of @cpu's batch for its spill file and give the CPU a
+ * spare buffer for its next batch: the one of a batch written, a new one
+ * while fewer than depth are in use, else wait for one.
+ */
+static int spill_queue(struct tdw *w, struct tdw_cpu *cpu, size_t len)
+{
+	struct tdw_spiller *sp = &w->spill;
+	u8 *buf = NULL;
+	int ret;
+
+	pthread_mutex_lock(&sp->lock);
+	while (!sp->err && !sp->nr_spare && sp->nr_bufs == sp->depth) {
+		/* All queued: more than enough to have woken the thread. */
+		sp->waiting = true;
+		pthread_cond_wait(&sp->done, &sp->lock);
+		sp->waiting = false;
+	}
+	ret = sp->err;
+	if (!ret && sp->nr_spare)
+		buf = sp->spare[--sp->nr_spare];
+	pthread_mutex_unlock(&sp->lock);
+	if (ret)
+		return ret;
+	if (!buf) {
+		buf = malloc((size_t)TDW_BATCH_PAGES * w->page_size);
+		if (!buf)
+			return -ENOMEM;
+		sp->nr_bufs++;	/* only this thread changes it */
+	}
+	/* The page kept for a late event goes on in the new buffer. */
+	if (cpu->batched > len / w->page_size)
+		memcpy(buf, cpu->batch + len, w->page_size);
+
+	pthread_mutex_lock(&sp->lock);
+	sp->jobs[(sp->head + sp->nr) % TDW_SPILL_JOBS] = (struct tdw_spill_job){
+		.fd = cpu->fd, .buf = cpu->batch, .len = len,
+	};
+	if (++sp->nr >= sp->depth / 2 && sp->idle)
+		pthread_cond_signal(&sp->work);
+	pthread_mutex_unlock(&sp->lock);
+	cpu->batch = buf;
+	return 0;
+}
+
 /*
  * Write the finished pages of the batch to the spill file; all of them
  * with @all, else all but the last, which stays in memory (as the first
- * of the batch) for an event that comes late: see cpu_reorder().
+ * of the batch) for an event that comes late: see cpu_reorder().  The
+ * spill thread writes them while the converter reads on (or, without a
+ * thread, they are written here).
  */
 static int cpu_write_batch(struct tdw *w, struct tdw_cpu *cpu, bool all)
 {
@@ -660,14 +845,21 @@ static int cpu_write_batch(struct tdw *w, struct tdw_cpu *cpu, bool all)
 	if (!len)
 		return 0;
 	ret = cpu->fd < 0 ? cpu_spill_open(w, cpu) : 0;
-	if (!ret)
-		ret = write_all(cpu->fd, cpu->batch, len);
+	if (!ret && !w->spill.started)
+		spill_start(w);
 	if (ret)
 		return ret;	/* the caller names the output */
+	if (w->spill.running) {
+		ret = spill_queue(w, cpu, len);
+	} else {
+		ret = write_all(cpu->fd, cpu->batch, len);
+		if (!ret && cpu->batched > n)
+			memcpy(cpu->batch, cpu->batch + len, w->page_size);
+	}
+	if (ret)
+		return ret;
 	cpu->size += len;
 	cpu->batched -= n;
-	if (cpu->batched)
-		memcpy(cpu->batch, cpu->batch + len, w->page_size);
 	cpu->page = cpu->batch + cpu->batched * w->page_size;
 	if (cpu->barrier >= 0)
 		cpu->barrier = max((int)cpu->barrier - (int)n, -1);
@@ -745,9 +937,12 @@ static struct tdw_cpu *get_cpu(struct tdw *w, unsigned int nr)
 	return &cpus[nr];
 }
 
-/* Append an event to the CPU's stream; @ts is not older than the last. */
-static int cpu_add(struct tdw *w, struct tdw_cpu *cpu, u64 ts,
-		   const void *payload, u32 size)
+/*
+ * Append an event to the CPU's stream; @ts is not older than the last.
+ * Once per event: inline.
+ */
+static __always_inline int cpu_add(struct tdw *w, struct tdw_cpu *cpu,
+				   u64 ts, const void *payload, u32 size)
 {
 	u32 len = roundup(size, 4), need, hdr, room;
 	u64 delta;
@@ -1689,6 +1884,9 @@ int tdw__finish(struct tdw *w, FILE *fp)
 		if (ret)
 			return ret;
 	}
+	ret = spill_stop(w, false);
+	if (ret)
+		return ret;
 	if (w->opts.version == 6)
 		ret = finish_v6(w, &o);
 	else
