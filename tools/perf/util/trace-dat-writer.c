@@ -29,6 +29,7 @@
 #include <linux/kernel.h>
 #include <linux/log2.h>
 #include <linux/math.h>
+#include <linux/sizes.h>
 #include <linux/zalloc.h>
 
 #ifdef HAVE_ZSTD_SUPPORT
@@ -84,7 +85,7 @@
  * TDW_SPILL_JOBS, and the thread is woken when half of them are queued:
  * a wakeup per batch costs more than writing it.
  */
-#define TDW_SPILL_BYTES		(1U << 20)
+#define TDW_SPILL_BYTES		SZ_1M
 #define TDW_SPILL_JOBS		16
 
 /* perf's strbuf; an allocation failure is sticky, checked once at the end. */
