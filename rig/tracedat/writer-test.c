@@ -153,6 +153,20 @@ static int random_events(struct tdw *w, long long n)
 	return 0;
 }
 
+/* tdw__finish() into the file @path: its return, -EIO if the file fails. */
+static int finish_file(struct tdw *w, const char *path)
+{
+	FILE *out = fopen(path, "w");
+	int ret;
+
+	if (!out)
+		return -EIO;
+	ret = tdw__finish(w, out);
+	if (fclose(out) && !ret)
+		ret = -EIO;
+	return ret;
+}
+
 /* <mb> MB of 1000-byte events with random bytes, version 7, two CPUs. */
 static int peak_rss(const char *comp, int mb, const char *path)
 {
@@ -160,7 +174,6 @@ static int peak_rss(const char *comp, int mb, const char *path)
 				 .version = 7, .compression = compression(comp) };
 	struct rusage ru;
 	struct tdw *w;
-	FILE *out;
 	int ret;
 
 	tracing_data(0, 8);
@@ -169,12 +182,7 @@ static int peak_rss(const char *comp, int mb, const char *path)
 		return 1;
 	if (random_events(w, (long long)mb * 1000))
 		return 1;
-	out = fopen(path, "w");
-	if (!out)
-		return 1;
-	ret = tdw__finish(w, out);
-	if (fclose(out))
-		ret = 1;
+	ret = finish_file(w, path);
 	getrusage(RUSAGE_SELF, &ru);
 	printf("writer-test rss %s %d MB: %llu events, maxrss_kb=%ld\n", comp, mb,
 	       (unsigned long long)tdw__stats(w)->events, ru.ru_maxrss);
@@ -194,7 +202,6 @@ static int spill_full(const char *dir, const char *path)
 				 .version = 7 };
 	const char *where = "tdw__add_event()";
 	struct tdw *w;
-	FILE *out;
 	int ret;
 
 	tracing_data(0, 8);
@@ -204,11 +211,7 @@ static int spill_full(const char *dir, const char *path)
 	ret = random_events(w, 8000);
 	if (!ret) {
 		where = "tdw__finish()";
-		out = fopen(path, "w");
-		if (!out)
-			return 1;
-		ret = tdw__finish(w, out);
-		fclose(out);
+		ret = finish_file(w, path);
 	}
 	printf("writer-test full: %s returned %d (%s) after %llu events\n", where,
 	       ret, ret < 0 ? strerror(-ret) : "no error",
