@@ -1516,10 +1516,10 @@ static void convert_interrupt(int sig)
 	struct sigaction dfl = { .sa_handler = SIG_DFL };
 	ssize_t n __maybe_unused;
 
-	if (convert_tmp[0]) {
+	if (convert_tmp[0])
 		unlink(convert_tmp);
+	if (convert_msg_len)
 		n = write(STDERR_FILENO, convert_msg, convert_msg_len);
-	}
 	sigaction(sig, &dfl, NULL);
 	raise(sig);
 }
@@ -1568,17 +1568,56 @@ static void convert_signals_hold(bool hold, sigset_t *saved)
  * The output: written to a temporary file beside it, which takes its
  * name only when complete, so that a failed or interrupted conversion
  * leaves no partial trace.dat and the file --force would replace stays
- * until then.  The writer seeks back to patch section offsets: the
- * output must be a regular file.  A symlink is followed, and its target
- * is replaced.
+ * until then.  The temporary file has no name (O_TMPFILE) until then:
+ * perf killed by a signal no handler sees (SIGKILL, a crash) leaves
+ * nothing either.  Where it cannot be made so (file system, kernel, no
+ * /proc to link it from), it is a named file, removed on SIGINT, SIGTERM
+ * and SIGHUP.  The writer seeks back to patch section offsets: the output
+ * must be a regular file.  A symlink is followed, and its target is
+ * replaced.
  */
 struct trace_dat_output {
 	char	*path;		/* the output, symlinks resolved */
 	char	*dir;		/* its directory, for the spill files too */
-	char	*tmp;		/* the temporary file in that directory */
+	char	*tmp;		/* the temporary file's name, if it has one */
+	int	unnamed;	/* else the unnamed file, for linkat(), or -1 */
 	FILE	*file;
 	bool	force;
 };
+
+/*
+ * The temporary file without a name, in @o->dir.  It gets one with
+ * linkat(): of the file itself where perf may (CAP_DAC_READ_SEARCH), else
+ * of its /proc/self/fd link: without /proc, a named file is used.
+ */
+static int output_unnamed(struct trace_dat_output *o __maybe_unused)
+{
+#ifdef O_TMPFILE
+	int fd = open(o->dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
+
+	if (fd >= 0 && access("/proc/self/fd", X_OK) && geteuid()) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+#else
+	return -1;
+#endif
+}
+
+static int output_link(int fd, const char *path)
+{
+	char proc[64];
+
+#ifdef AT_EMPTY_PATH
+	if (!linkat(fd, "", AT_FDCWD, path, AT_EMPTY_PATH))
+		return 0;
+	if (errno != EPERM && errno != ENOENT)
+		return -1;
+#endif
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	return linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW);
+}
 
 static int output_open(struct trace_dat_output *o, const char *name,
 		       bool force)
@@ -1586,6 +1625,7 @@ static int output_open(struct trace_dat_output *o, const char *name,
 	struct stat st;
 	sigset_t saved;
 	mode_t mask;
+	size_t len;
 	char *copy;
 	int fd;
 
@@ -1621,43 +1661,58 @@ static int output_open(struct trace_dat_output *o, const char *name,
 		return -1;
 	}
 	copy = o->path ? strdup(o->path) : NULL;
-	if (!copy || asprintf(&o->tmp, "%s.tmpXXXXXX", o->path) < 0) {
-		o->tmp = NULL;
-		free(copy);
-		pr_err("out of memory\n");
-		return -1;
-	}
-	o->dir = strdup(dirname(copy));
+	o->dir = copy ? strdup(dirname(copy)) : NULL;
 	free(copy);
 	if (!o->dir) {
 		pr_err("out of memory\n");
 		return -1;
 	}
+	len = scnprintf(convert_msg, sizeof(convert_msg),
+			"perf data convert: interrupted, %s not written\n",
+			name);
 	convert_signals_hold(true, &saved);
-	fd = mkstemp(o->tmp);
-	if (fd >= 0 && strlen(o->tmp) < sizeof(convert_tmp)) {
-		memcpy(convert_tmp, o->tmp, strlen(o->tmp) + 1);
-		convert_msg_len = scnprintf(convert_msg, sizeof(convert_msg),
-					    "perf data convert: interrupted, %s not written\n",
-					    name);
-	}
+	convert_msg_len = len;
 	convert_signals_hold(false, &saved);
-	if (fd == -1) {
-		pr_err("Cannot create output file %s: %s\n", name,
-		       strerror(errno));
-		zfree(&o->tmp);
-		return -1;
+	fd = output_unnamed(o);
+	/* Kept open to be linked after the writer's fclose(). */
+	if (fd >= 0) {
+		o->unnamed = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		if (o->unnamed < 0) {
+			pr_err("Cannot create output file %s: %s\n", name,
+			       strerror(errno));
+			close(fd);
+			return -1;
+		}
+	} else {
+		if (asprintf(&o->tmp, "%s.tmpXXXXXX", o->path) < 0) {
+			o->tmp = NULL;
+			pr_err("out of memory\n");
+			return -1;
+		}
+		convert_signals_hold(true, &saved);
+		fd = mkstemp(o->tmp);
+		if (fd >= 0 && strlen(o->tmp) < sizeof(convert_tmp))
+			memcpy(convert_tmp, o->tmp, strlen(o->tmp) + 1);
+		convert_signals_hold(false, &saved);
+		if (fd == -1) {
+			pr_err("Cannot create output file %s: %s\n", name,
+			       strerror(errno));
+			zfree(&o->tmp);
+			return -1;
+		}
+		mask = umask(0);
+		umask(mask);
+		if (fchmod(fd, 0666 & ~mask))
+			pr_debug("trace.dat: fchmod %s: %s\n", o->tmp,
+				 strerror(errno));
 	}
-	mask = umask(0);
-	umask(mask);
-	if (fchmod(fd, 0666 & ~mask))
-		pr_debug("trace.dat: fchmod %s: %s\n", o->tmp, strerror(errno));
 	o->file = fdopen(fd, "w");
 	if (!o->file) {
 		pr_err("Cannot create output file %s: %s\n", name,
 		       strerror(errno));
 		close(fd);
-		unlink(o->tmp);
+		if (o->tmp)
+			unlink(o->tmp);
 		zfree(&o->tmp);
 		return -1;
 	}
@@ -1677,6 +1732,32 @@ static int rename_exchange(const char *a __maybe_unused,
 }
 
 /*
+ * With --force, the unnamed file takes a temporary name beside the
+ * output, to be swapped with it.  The signals are held.
+ */
+static int output_name_tmp(struct trace_dat_output *o)
+{
+	for (unsigned int i = 0; i < 100; i++) {
+		free(o->tmp);
+		if (asprintf(&o->tmp, "%s.tmp%d.%u", o->path, (int)getpid(),
+			     i) < 0) {
+			o->tmp = NULL;
+			errno = ENOMEM;
+			return -1;
+		}
+		if (!output_link(o->unnamed, o->tmp)) {
+			if (strlen(o->tmp) < sizeof(convert_tmp))
+				memcpy(convert_tmp, o->tmp, strlen(o->tmp) + 1);
+			return 0;
+		}
+		if (errno != EEXIST)
+			break;
+	}
+	zfree(&o->tmp);
+	return -1;
+}
+
+/*
  * The complete file takes the name.  Without --force, link() fails if a
  * file of that name appeared meanwhile.  With --force the new file and
  * the old one swap names in one step, then the old one is removed: a
@@ -1689,7 +1770,8 @@ static int output_rename(struct trace_dat_output *o)
 	int err;
 
 	if (!o->force) {
-		if (!link(o->tmp, o->path))
+		if (o->tmp ? !link(o->tmp, o->path) :
+			     !output_link(o->unnamed, o->path))
 			return 0;
 		err = errno;
 		if (err == EEXIST) {
@@ -1698,14 +1780,19 @@ static int output_rename(struct trace_dat_output *o)
 			return -1;
 		}
 		/* No hard links on this file system: check, then rename. */
-		if ((err != EPERM && err != EOPNOTSUPP) ||
+		if (!o->tmp || (err != EPERM && err != EOPNOTSUPP) ||
 		    !access(o->path, F_OK))
 			goto fail;
+	} else if (!o->tmp && output_name_tmp(o)) {
+		err = errno;
+		goto fail;
 	} else if (!rename_exchange(o->tmp, o->path)) {
 		return 0;	/* o->tmp is the old file now */
 	}
-	if (!rename(o->tmp, o->path))
+	if (!rename(o->tmp, o->path)) {
+		zfree(&o->tmp);
 		return 0;
+	}
 	err = errno;
 fail:
 	pr_err("Error writing %s: %s\n", o->path, strerror(err));
@@ -1720,9 +1807,11 @@ static int output_commit(struct trace_dat_output *o)
 	convert_signals_hold(true, &saved);
 	ret = output_rename(o);
 	if (!ret) {
-		unlink(o->tmp);
+		if (o->tmp)
+			unlink(o->tmp);
 		zfree(&o->tmp);
 		convert_tmp[0] = '\0';
+		convert_msg_len = 0;
 	}
 	convert_signals_hold(false, &saved);
 	return ret;
@@ -1730,11 +1819,18 @@ static int output_commit(struct trace_dat_output *o)
 
 static void output_close(struct trace_dat_output *o)
 {
+	sigset_t saved;
+
+	convert_signals_hold(true, &saved);
 	if (o->file)
 		fclose(o->file);
+	if (o->unnamed >= 0)
+		close(o->unnamed);
 	if (o->tmp)
 		unlink(o->tmp);
 	convert_tmp[0] = '\0';
+	convert_msg_len = 0;
+	convert_signals_hold(false, &saved);
 	free(o->tmp);
 	free(o->dir);
 	free(o->path);
@@ -2023,7 +2119,7 @@ int trace_dat_convert__perf2dat(const char *_input_name, const char *output_name
 		.path = _input_name,
 		.force = opts->force,
 	};
-	struct trace_dat_output o = { .file = NULL };
+	struct trace_dat_output o = { .unnamed = -1 };
 	int ret = -1;
 
 	convert_tool_init(&c);

@@ -1483,9 +1483,12 @@ test_bad_input()
 }
 
 # A signal while a conversion waits for its input: no output, no temporary
-# file, the message, and perf ends by the signal (exit status 128 + its
-# number).  The converter reads half of a pipe recording from a FIFO the
-# test keeps open, and gets the signals once the temporary file exists.
+# file, the message (not for SIGKILL, which perf cannot see), and perf
+# ends by the signal (exit status 128 + its number).  The converter reads
+# half of a pipe recording from a FIFO the test keeps open, and gets the
+# signals once the temporary file exists: one without a name (O_TMPFILE,
+# an open file of perf's in ${tmpdir}), or a named one where the file
+# system cannot make that.
 # A background job of a script starts with SIGINT ignored, and perf must
 # leave it so: "INT TERM" ends by the SIGTERM.  With "dfl", perf starts
 # with SIGINT's default action (set by ${PYTHON} before it runs perf).
@@ -1510,8 +1513,14 @@ os.execvp(sys.argv[1], sys.argv[1:])' "${cmd[@]}" <"${fifo}" 2>"${tmpdir}/int.er
 		"${tmpdir}/pipe.data" >&9
 	for i in $(seq 300); do
 		ls "${out}".tmp* >/dev/null 2>&1 && break
+		ls -l "/proc/${pid}/fd" 2>/dev/null |
+			grep -qF -- "-> ${tmpdir}/#" && break
 		sleep 0.1
 	done
+	if [ "${i}" = 300 ]; then
+		echo "${what}: no temporary output after 30 s"
+		err=1
+	fi
 	for s in ${sigs}; do
 		kill -"${s}" "${pid}"
 	done
@@ -1525,12 +1534,18 @@ os.execvp(sys.argv[1], sys.argv[1:])' "${cmd[@]}" <"${fifo}" 2>"${tmpdir}/int.er
 		err=1
 	fi
 	exec 9>&-
-	wait "${pid}" || rc=$?
+	# (No "Killed" line of the shell for SIGKILL.)
+	wait "${pid}" 2>/dev/null || rc=$?
+	if [ "${sigs}" = KILL ]; then
+		grep -q "interrupted, ${out} not written" "${tmpdir}/int.err" &&
+			rc="${rc} and a message"
+	elif ! grep -q "interrupted, ${out} not written" "${tmpdir}/int.err"; then
+		rc="${rc} and no message"
+	fi
 	if [ "${rc}" != "${want}" ] || [ -e "${out}" ] ||
-	   ls "${out}".tmp* >/dev/null 2>&1 ||
-	   ! grep -q "interrupted, ${out} not written" "${tmpdir}/int.err"; then
-		echo "${what}: exit ${rc} (${want} expected), the output or a" \
-			"temporary file left, or no message:"
+	   ls "${out}".tmp* >/dev/null 2>&1; then
+		echo "${what}: exit ${rc} (${want} expected), or the output" \
+			"or a temporary file left:"
 		ls "${out}"* 2>/dev/null
 		cat "${tmpdir}/int.err"
 		err=1
@@ -1540,10 +1555,11 @@ os.execvp(sys.argv[1], sys.argv[1:])' "${cmd[@]}" <"${fifo}" 2>"${tmpdir}/int.er
 
 test_interrupt()
 {
-	echo "Testing SIGTERM and SIGINT during a conversion"
+	echo "Testing SIGTERM, SIGINT and SIGKILL during a conversion"
 	interrupt_case TERM 143
 	interrupt_case "INT TERM" 143
 	interrupt_case INT 130 "SIGINT default"
+	interrupt_case KILL 137
 }
 
 # head -c N of a pipe recording, N inside the tracing data, and inside the
