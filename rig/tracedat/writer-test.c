@@ -99,6 +99,9 @@ static enum tdw_compression compression(const char *name)
 	       !strcmp(name, "zlib") ? TDW_COMP_ZLIB : TDW_COMP_NONE;
 }
 
+/* Bytes between the commit field and the data in header_page. */
+static int data_pad;
+
 static void tracing_data(int be, int lsize)
 {
 	unsigned int host_be = (*(unsigned short *)"\0\1") == 1;
@@ -106,7 +109,7 @@ static void tracing_data(int be, int lsize)
 
 	swap = be != (int)host_be;
 	snprintf(header_page, sizeof(header_page), header_page_fmt, lsize,
-		 8 + lsize, 4096 - 8 - lsize);
+		 8 + lsize + data_pad, 4096 - 8 - lsize - data_pad);
 	put("\027\010\104tracing0.6", 14);
 	blob[blen++] = be;
 	blob[blen++] = lsize;
@@ -366,7 +369,7 @@ static int reorder(const char *endian, int lsize, const char *in_order,
 /*
  * Crafted tracing data, each in a heap block of its exact size (ASan sees
  * a read past it): a page size of 2 GiB and one that is not a power of two
- * are refused; a format file that ends right after "ID: <digits>", with no
+ * are refused, and page data not right after the commit field; a format file that ends right after "ID: <digits>", with no
  * NUL or newline after them, is parsed without reading past the data; the
  * empty tracing data of a recording without tracepoints is accepted, in
  * both byte orders and long sizes.
@@ -374,14 +377,19 @@ static int reorder(const char *endian, int lsize, const char *in_order,
 /*
  * The command lines: perf's name of a pid instead of the recording's
  * saved_cmdlines line for it, the other saved lines kept, a name of
- * spaces only written as '?'s.
+ * spaces only written as '?'s; in saved_cmdlines, an empty name (kept as
+ * <empty>) and one with a newline (the name up to it; the rest, a line
+ * without a pid, left out), which libtraceevent would stop at.
  */
 static int cmdlines(void)
 {
-	static const char saved[] = "100 kernelname\n200 other\n";
+	static const char saved[] = "100 kernelname\n200 other\n400 \n500 a\nb\n600 last\n";
 	struct tdw_opts opts = { .clock = "perf", .tmpdir = "/tmp", .nr_cpus = 1,
 				 .version = 7 };
-	static const char * const want[] = { "100 perfname\n", "200 other\n", "300 ??\n" };
+	static const char * const want[] = {
+		"100 perfname\n", "200 other\n", "300 ??\n", "400 <empty>\n",
+		"500 a\n600 last\n",
+	};
 	char *text = NULL;
 	size_t len = 0;
 	int fail = 0;
@@ -426,6 +434,10 @@ static int cmdlines(void)
 		printf("cmdlines: the recording's name of pid 100 kept beside perf's\n");
 		fail++;
 	}
+	if (memmem(text, len, "\nb\n", 3) || memmem(text, len, "400 \n", 5)) {
+		printf("cmdlines: a saved_cmdlines line libtraceevent stops at kept\n");
+		fail++;
+	}
 	tdw__delete(w);
 	free(text);
 	return fail;
@@ -457,6 +469,21 @@ static int crafted(void)
 			tdw__delete(w);
 		}
 		free(b);
+	}
+
+	/* Page data not right after the commit field: trace-cmd misreads it. */
+	for (ls = 4; ls <= 8; ls += 4) {
+		blen = 0;
+		data_pad = 8;
+		tracing_data(0, ls);
+		data_pad = 0;
+		w = tdw__new(blob, blen, &opts);
+		if (w) {
+			printf("crafted: page data at %d with a %d-byte commit accepted\n",
+			       16 + ls, ls);
+			fail++;
+			tdw__delete(w);
+		}
 	}
 
 	/* Header, then one system whose only format ends the data. */

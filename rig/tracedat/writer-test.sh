@@ -182,7 +182,7 @@ done
 # writer's own tracing data for a recording without tracepoints.
 if "$work/writer-test" crafted >"$work/crafted.txt" 2>&1; then
 	pass=$((pass + 1))
-	echo "tracedat-unit: PASS crafted (page size 2 GiB and 4160 refused, a format that ends the data, empty tracing data le/be long 4/8)"
+	echo "tracedat-unit: PASS crafted (page size 2 GiB and 4160 refused, page data past the commit field refused, a format that ends the data, empty tracing data le/be long 4/8, saved_cmdlines lines libtraceevent stops at)"
 else
 	fail=$((fail + 1))
 	echo "tracedat-unit: FAIL crafted:"

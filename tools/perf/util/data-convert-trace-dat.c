@@ -251,14 +251,12 @@ static int no_tracing_data(struct convert_trace_dat *c)
 
 static void kallsyms_prefetch(struct convert_trace_dat *c);
 
-static int __create_writer(struct convert_trace_dat *c)
+static int writer_open(struct convert_trace_dat *c)
 {
 	struct perf_env *env = perf_session__env(c->session);
 
-	if (c->err)
-		return c->err;
 	if (no_tracing_data(c))
-		return c->err = -EINVAL;
+		return -EINVAL;
 	c->wopts.clock = recording_clock(c->session);
 	c->wopts.strict_order = c->percpu;
 	c->wopts.nr_cpus = env->nr_cpus_avail;
@@ -267,19 +265,36 @@ static int __create_writer(struct convert_trace_dat *c)
 	if (c->tod) {
 		if (!env->clock.enabled) {
 			pr_err("Can't provide --tod time, missing clock data. Please record with -k/--clockid option.\n");
-			return c->err = -EINVAL;
+			return -EINVAL;
 		}
 		c->wopts.has_offset = true;
 		c->wopts.ts_offset = (s64)(env->clock.tod_ns - env->clock.clockid_ns);
 	}
 	c->w = tdw__new(c->tracing_data, c->tracing_data_size, &c->wopts);
 	if (!c->w)
-		return c->err = -EINVAL;
+		return -EINVAL;	/* the writer said why */
 	kallsyms_prefetch(c);
 	return 0;
 }
 
-/* The writer, on the first event: the recording's metadata is read then. */
+/*
+ * A writer that cannot be made stops the session with the one message
+ * said: an error returned to perf would add its own about the event.
+ */
+static int __create_writer(struct convert_trace_dat *c)
+{
+	if (!c->err)
+		c->err = writer_open(c);
+	if (c->err)
+		session_done = 1;
+	return c->err;
+}
+
+/*
+ * The writer, on the first event: the recording's metadata is read then.
+ * Nonzero: c->err is set and the session stopped, the event callbacks
+ * return 0.
+ */
 static inline int create_writer(struct convert_trace_dat *c)
 {
 	return c->w ? 0 : __create_writer(c);
@@ -734,7 +749,7 @@ static int add_synth_record(struct convert_trace_dat *c, enum synth_event type,
 		return 0;
 	}
 	if (!percpu_in_order(c, sample->time) || create_writer(c))
-		return c->err;
+		return 0;
 	return add_synth(c, type, sample, vals, nr);
 }
 
@@ -870,7 +885,7 @@ static int process_sample_event(const struct perf_tool *tool,
 	else if (!percpu_in_order(c, sample->time))
 		return 0;
 	if (create_writer(c))
-		return c->err;
+		return 0;
 
 	if (tp) {
 		c->tracepoints++;
@@ -901,7 +916,7 @@ static int process_lost(const struct perf_tool *tool, union perf_event *event,
 		return 0;
 	}
 	if (!percpu_in_order(c, sample->time) || create_writer(c))
-		return c->err;
+		return 0;
 	if (sample->cpu != (u32)-1) {
 		ret = writer_ret(c, sample, tdw__mark_lost(c->w, sample->cpu,
 							   sample->time));

@@ -18,6 +18,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -467,9 +468,17 @@ static int parse_tracing_data(struct tdw *w, const u8 *data, size_t size)
 	}
 	w->commit_size = sz;
 	if (header_page_field(w->header_page, w->header_page_size, "data",
-			      &off, &sz) || off < 8 + w->commit_size ||
-	    !w->page_size || off >= w->page_size) {
+			      &off, &sz) || !w->page_size || off >= w->page_size) {
 		pr_err("trace.dat: no data field in header_page\n");
+		return -1;
+	}
+	/*
+	 * libtraceevent's kbuffer reads a page's events from right after
+	 * the commit field, whatever header_page says.
+	 */
+	if (off != 8 + w->commit_size) {
+		pr_err("trace.dat: page data at offset %u in header_page, not %u: not a page trace-cmd reads\n",
+		       off, 8 + w->commit_size);
 		return -1;
 	}
 	w->data_offset = off;
@@ -592,21 +601,32 @@ int tdw__add_synthetic_format(struct tdw *w, const char *format)
  * (leading spaces as '?'), and a line never exceeds the 64 bytes
  * trace-cmd allows.
  */
-int tdw__add_cmdline(struct tdw *w, int pid, const char *comm)
-{
-	char line[64];
-	int n = snprintf(line, sizeof(line) - 1, "%d ", pid), i;
-	bool lead = true;
+#define TDW_CMDLINE_MAX	64
 
-	for (i = 0; comm[i] && n < (int)sizeof(line) - 2; i++) {
+/* The line of @pid for @len bytes of @comm (or up to a NUL), as above. */
+static int cmdline_line(char *line, int pid, const char *comm, size_t len)
+{
+	int n = snprintf(line, TDW_CMDLINE_MAX - 1, "%d ", pid);
+	bool lead = true;
+	size_t i;
+
+	for (i = 0; i < len && comm[i] && n < TDW_CMDLINE_MAX - 2; i++) {
 		unsigned char ch = comm[i];
 
 		lead = lead && isspace(ch);
 		line[n++] = isprint(ch) && !lead ? ch : '?';
 	}
 	if (!i)
-		n += snprintf(line + n, sizeof(line) - n, "<empty>");
+		n += snprintf(line + n, TDW_CMDLINE_MAX - n, "<empty>");
 	line[n++] = '\n';
+	return n;
+}
+
+int tdw__add_cmdline(struct tdw *w, int pid, const char *comm)
+{
+	char line[TDW_CMDLINE_MAX];
+	int n = cmdline_line(line, pid, comm, SIZE_MAX);
+
 	buf_add(&w->cmdlines, line, n);
 	if (w->cmdlines.failed)
 		return -ENOMEM;
@@ -1458,27 +1478,35 @@ static int cmp_pid(const void *a, const void *b)
 /*
  * Command lines seen by perf (COMM events, thread names), then those of
  * the recording's saved_cmdlines for the other pids: libtraceevent keeps
- * every line, and for a pid with two it shows either.  A line of
- * saved_cmdlines without a pid is copied as it is.
+ * every line, and for a pid with two it shows either.  The kernel writes
+ * a task's name there as it is: an empty one, or one with a newline
+ * (the rest of the name then is a line without a pid), would stop
+ * libtraceevent there as in tdw__add_cmdline().  Each line is written
+ * again as perf's are; a line without a pid is left out.
  */
 static void body_cmdlines(const struct tdw *w, struct tdw_buf *b)
 {
 	const char *p = (const char *)w->saved_cmdlines;
 	const char *end = p + w->saved_cmdlines_size;
 	struct tdw_buf saved = { .sb = STRBUF_INIT };
+	char line[TDW_CMDLINE_MAX];
 
 	while (p < end) {
 		const char *nl = memchr(p, '\n', end - p);
-		const char *next = nl ? nl + 1 : end;
+		const char *next = nl ? nl + 1 : end, *q = p;
 		int pid = 0, digits = 0;
 
-		for (const char *q = p; q < next && isdigit((unsigned char)*q) && digits < 9;
+		for (; q < next && isdigit((unsigned char)*q) && digits < 9;
 		     q++, digits++)
 			pid = pid * 10 + (*q - '0');
-		if (!digits || !w->nr_cmd_pids ||
-		    !bsearch(&pid, w->cmd_pids, w->nr_cmd_pids, sizeof(pid),
-			     cmp_pid))
-			buf_add(&saved, p, next - p);
+		if (digits && q < next && *q == ' ' &&
+		    (!w->nr_cmd_pids ||
+		     !bsearch(&pid, w->cmd_pids, w->nr_cmd_pids, sizeof(pid),
+			      cmp_pid))) {
+			q++;
+			buf_add(&saved, line,
+				cmdline_line(line, pid, q, (nl ?: end) - q));
+		}
 		p = next;
 	}
 	buf_add64(w, b, w->cmdlines.sb.len + saved.sb.len);

@@ -1372,6 +1372,24 @@ expect_message()
 	fi
 }
 
+# A copy of the recording $1 whose tracing data says pages of 4160 bytes.
+bad_page_size()
+{
+	"${PYTHON}" - "$1" "$2" <<'EOF'
+import struct, sys
+
+data = bytearray(open(sys.argv[1], 'rb').read())
+start = data.find(b'\x17\x08\x44tracing')
+if start < 0:
+    sys.exit('no tracing data in ' + sys.argv[1])
+# The version string, then the endian and long size bytes.
+end = data.index(b'\0', start + 10)
+order = '>' if data[end + 1] else '<'
+struct.pack_into(order + 'I', data, end + 3, 4096 + 64)
+open(sys.argv[2], 'wb').write(data)
+EOF
+}
+
 test_bad_input()
 {
 	local size free left
@@ -1478,6 +1496,19 @@ test_bad_input()
 		--to-trace-dat "${tmpdir}/dangling.dat"
 	expect_fail "unwritable output" "" \
 		-i "${tmpdir}/perf.data" --to-trace-dat /proc/perf-trace-dat.dat
+	# What the writer or --tod refuses when the first event comes: its
+	# one line, none of perf's about that event.
+	expect_message "--tod without clock data" "missing clock data" \
+		"${tmpdir}/bad10.dat" -i "${tmpdir}/perf.data" --tod \
+		--to-trace-dat "${tmpdir}/bad10.dat"
+	bad_page_size "${tmpdir}/perf.data" "${tmpdir}/badpage.data"
+	expect_message "page size 4160" "bad page size 4160" \
+		"${tmpdir}/bad10.dat" -i "${tmpdir}/badpage.data" \
+		--to-trace-dat "${tmpdir}/bad10.dat"
+	bad_page_size "${tmpdir}/pipe.data" "${tmpdir}/badpage-pipe.data"
+	stdin="${tmpdir}/badpage-pipe.data" expect_message \
+		"page size 4160 (pipe)" "bad page size 4160" \
+		"${tmpdir}/bad10.dat" -i - --to-trace-dat "${tmpdir}/bad10.dat"
 	test_truncated_pipe
 	test_interrupt
 }
