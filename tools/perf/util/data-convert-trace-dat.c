@@ -1657,13 +1657,14 @@ static int output_open(struct trace_dat_output *o, const char *name,
 			       name);
 			return -1;
 		}
-		if (!force) {
-			pr_err("Output file %s exists. Use --force to overwrite it.\n",
+		/* What --force cannot change first. */
+		if (!S_ISREG(st.st_mode)) {
+			pr_err("%s is not a regular file: a trace.dat is written to a file (it is not a stream)\n",
 			       name);
 			return -1;
 		}
-		if (!S_ISREG(st.st_mode)) {
-			pr_err("%s is not a regular file: a trace.dat is written to a file (it is not a stream)\n",
+		if (!force) {
+			pr_err("Output file %s exists. Use --force to overwrite it.\n",
 			       name);
 			return -1;
 		}

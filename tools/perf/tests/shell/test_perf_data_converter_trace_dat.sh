@@ -1436,6 +1436,9 @@ test_bad_input()
 		-i "${tmpdir}/missing.data" --to-trace-dat "${tmpdir}/bad5.dat"
 	expect_message "stream output" "not a regular file" "" --force \
 		-i "${tmpdir}/perf.data" --to-trace-dat /dev/null
+	# Without --force too: --force would not help.
+	expect_message "stream output without --force" "not a regular file" "" \
+		-i "${tmpdir}/perf.data" --to-trace-dat /dev/null
 	if [ "$(id -u)" != 0 ]; then
 		cp "${tmpdir}/perf.data" "${tmpdir}/unreadable.data"
 		chmod 000 "${tmpdir}/unreadable.data"
