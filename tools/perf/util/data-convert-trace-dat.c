@@ -1602,20 +1602,16 @@ struct trace_dat_output {
 
 /*
  * The temporary file without a name, in @o->dir.  It gets one with
- * linkat(): of the file itself where perf may (CAP_DAC_READ_SEARCH), else
- * of its /proc/self/fd link: without /proc, a named file is used.
+ * linkat(): of the file itself (AT_EMPTY_PATH: with CAP_DAC_READ_SEARCH,
+ * or for a file the caller opened since Linux 6.10), else of its
+ * /proc/self/fd link.
  */
 static int output_unnamed(struct trace_dat_output *o __maybe_unused)
 {
 #ifdef O_TMPFILE
-	int fd = open(o->dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
-
-	if (fd >= 0 && access("/proc/self/fd", X_OK) && geteuid()) {
-		close(fd);
-		return -1;
-	}
-	return fd;
+	return open(o->dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
 #else
+	errno = EOPNOTSUPP;
 	return -1;
 #endif
 }
@@ -1634,12 +1630,44 @@ static int output_link(int fd, const char *path)
 	return linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW);
 }
 
+/*
+ * A named temporary file beside the output, @o->tmp, which the signal
+ * handler removes, with the mode an unnamed one gets from the umask.
+ */
+static int output_named(struct trace_dat_output *o)
+{
+	sigset_t saved;
+	mode_t mask;
+	int fd, err;
+
+	if (asprintf(&o->tmp, "%s.tmpXXXXXX", o->path) < 0) {
+		o->tmp = NULL;
+		errno = ENOMEM;
+		return -1;
+	}
+	convert_signals_hold(true, &saved);
+	fd = mkstemp(o->tmp);
+	err = errno;
+	if (fd >= 0 && strlen(o->tmp) < sizeof(convert_tmp))
+		memcpy(convert_tmp, o->tmp, strlen(o->tmp) + 1);
+	convert_signals_hold(false, &saved);
+	if (fd < 0) {
+		zfree(&o->tmp);
+		errno = err;
+		return -1;
+	}
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(fd, 0666 & ~mask))
+		pr_debug("trace.dat: fchmod %s: %s\n", o->tmp, strerror(errno));
+	return fd;
+}
+
 static int output_open(struct trace_dat_output *o, const char *name,
 		       bool force)
 {
 	struct stat st;
 	sigset_t saved;
-	mode_t mask;
 	size_t len;
 	char *copy;
 	int fd;
@@ -1669,6 +1697,11 @@ static int output_open(struct trace_dat_output *o, const char *name,
 			return -1;
 		}
 		o->path = realpath(name, NULL);
+		if (!o->path) {
+			pr_err("Cannot create output file %s: %s\n", name,
+			       strerror(errno));
+			return -1;
+		}
 	} else if (errno == ENOENT) {
 		o->path = strdup(name);
 	} else {
@@ -1700,36 +1733,18 @@ static int output_open(struct trace_dat_output *o, const char *name,
 			return -1;
 		}
 	} else {
-		if (asprintf(&o->tmp, "%s.tmpXXXXXX", o->path) < 0) {
-			o->tmp = NULL;
-			pr_err("out of memory\n");
-			return -1;
-		}
-		convert_signals_hold(true, &saved);
-		fd = mkstemp(o->tmp);
-		if (fd >= 0 && strlen(o->tmp) < sizeof(convert_tmp))
-			memcpy(convert_tmp, o->tmp, strlen(o->tmp) + 1);
-		convert_signals_hold(false, &saved);
-		if (fd == -1) {
+		fd = output_named(o);
+		if (fd < 0) {
 			pr_err("Cannot create output file %s: %s\n", name,
 			       strerror(errno));
-			zfree(&o->tmp);
 			return -1;
 		}
-		mask = umask(0);
-		umask(mask);
-		if (fchmod(fd, 0666 & ~mask))
-			pr_debug("trace.dat: fchmod %s: %s\n", o->tmp,
-				 strerror(errno));
 	}
 	o->file = fdopen(fd, "w");
 	if (!o->file) {
 		pr_err("Cannot create output file %s: %s\n", name,
 		       strerror(errno));
 		close(fd);
-		if (o->tmp)
-			unlink(o->tmp);
-		zfree(&o->tmp);
 		return -1;
 	}
 	return 0;
@@ -1749,59 +1764,121 @@ static int rename_exchange(const char *a __maybe_unused,
 
 /*
  * With --force, the unnamed file takes a temporary name beside the
- * output, to be swapped with it.  The signals are held.
+ * output (OUT.tmp and six characters, as mkstemp() makes them), to be
+ * swapped with it.  The signals are held.
  */
 static int output_name_tmp(struct trace_dat_output *o)
 {
+	static const char chars[] =
+		"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	struct timespec ts;
+	u64 x;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	x = (u64)ts.tv_nsec << 20 ^ ts.tv_sec ^ (u64)getpid() << 40;
 	for (unsigned int i = 0; i < 100; i++) {
-		free(o->tmp);
-		if (asprintf(&o->tmp, "%s.tmp%d.%u", o->path, (int)getpid(),
-			     i) < 0) {
-			o->tmp = NULL;
+		char *tmp;
+
+		if (asprintf(&tmp, "%s.tmpXXXXXX", o->path) < 0) {
 			errno = ENOMEM;
 			return -1;
 		}
-		if (!output_link(o->unnamed, o->tmp)) {
-			if (strlen(o->tmp) < sizeof(convert_tmp))
-				memcpy(convert_tmp, o->tmp, strlen(o->tmp) + 1);
+		for (char *p = tmp + strlen(tmp) - 6; *p; p++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			*p = chars[x % (sizeof(chars) - 1)];
+		}
+		if (!output_link(o->unnamed, tmp)) {
+			o->tmp = tmp;
+			if (strlen(tmp) < sizeof(convert_tmp))
+				memcpy(convert_tmp, tmp, strlen(tmp) + 1);
 			return 0;
 		}
+		free(tmp);
 		if (errno != EEXIST)
-			break;
+			return -1;
 	}
-	zfree(&o->tmp);
 	return -1;
 }
 
 /*
- * The complete file takes the name.  Without --force, link() fails if a
- * file of that name appeared meanwhile.  With --force the new file and
- * the old one swap names in one step, then the old one is removed: a
- * rename() over the old file would make ext4 (auto_da_alloc) write the
- * whole new file to disk inside it (86 ms for a 100 MB trace.dat).  Where
- * they cannot be swapped (file system, C library), rename() replaces it.
+ * Where the unnamed file cannot be linked (a file system without hard
+ * links, no /proc and no right to AT_EMPTY_PATH), its data go to a named
+ * temporary file, which then takes the name.  The signals are held.
+ */
+static int output_copy_named(struct trace_dat_output *o)
+{
+	off_t in = 0, out = 0, size;
+	char buf[65536];
+	int fd, err = 0;
+
+	size = lseek(o->unnamed, 0, SEEK_END);
+	fd = size < 0 ? -1 : output_named(o);
+	if (fd < 0)
+		return -1;
+	while (in < size) {
+		ssize_t n = copy_file_range(o->unnamed, &in, fd, &out,
+					    size - in, 0);
+
+		if (n <= 0)
+			break;
+	}
+	/* Where the kernel cannot copy between the two. */
+	while (in < size && !err) {
+		ssize_t n = pread(o->unnamed, buf,
+				  min_t(off_t, sizeof(buf), size - in), in);
+
+		if (n <= 0 || pwrite(fd, buf, n, out) != n)
+			err = n ? errno ?: EIO : EIO;
+		in += n;
+		out += n;
+	}
+	if (close(fd) && !err)
+		err = errno;
+	errno = err;
+	return err ? -1 : 0;
+}
+
+/*
+ * The complete file takes the name.  The unnamed file is linked to it
+ * without --force, which fails if a file of that name appeared
+ * meanwhile; with --force it gets a temporary name first.  A named one
+ * is linked (without --force) or swapped with the old file (--force),
+ * then the old one is removed: a rename() over the old file would make
+ * ext4 (auto_da_alloc) write the whole new file to disk inside it (86 ms
+ * for a 100 MB trace.dat).  Where they cannot be swapped (file system, C
+ * library), rename() replaces it.  Where the names cannot be linked,
+ * rename() after a check without --force.
  */
 static int output_rename(struct trace_dat_output *o)
 {
 	int err;
 
+	if (!o->tmp) {
+		if (!o->force && !output_link(o->unnamed, o->path))
+			return 0;
+		if (o->force && !output_name_tmp(o))
+			goto named;
+		err = errno;
+		if (err == EEXIST && !o->force)
+			goto exists;
+		if (output_copy_named(o)) {
+			err = errno;
+			goto fail;
+		}
+	}
+named:
 	if (!o->force) {
-		if (o->tmp ? !link(o->tmp, o->path) :
-			     !output_link(o->unnamed, o->path))
+		if (!link(o->tmp, o->path))
 			return 0;
 		err = errno;
-		if (err == EEXIST) {
-			pr_err("Output file %s exists. Use --force to overwrite it.\n",
-			       o->path);
-			return -1;
-		}
+		if (err == EEXIST)
+			goto exists;
 		/* No hard links on this file system: check, then rename. */
-		if (!o->tmp || (err != EPERM && err != EOPNOTSUPP) ||
+		if ((err != EPERM && err != EOPNOTSUPP) ||
 		    !access(o->path, F_OK))
 			goto fail;
-	} else if (!o->tmp && output_name_tmp(o)) {
-		err = errno;
-		goto fail;
 	} else if (!rename_exchange(o->tmp, o->path)) {
 		return 0;	/* o->tmp is the old file now */
 	}
@@ -1812,6 +1889,10 @@ static int output_rename(struct trace_dat_output *o)
 	err = errno;
 fail:
 	pr_err("Error writing %s: %s\n", o->path, strerror(err));
+	return -1;
+exists:
+	pr_err("Output file %s exists. Use --force to overwrite it.\n",
+	       o->path);
 	return -1;
 }
 
@@ -1837,11 +1918,12 @@ static void output_close(struct trace_dat_output *o)
 {
 	sigset_t saved;
 
-	convert_signals_hold(true, &saved);
+	/* The last close of an unnamed file frees it: no signal held. */
 	if (o->file)
 		fclose(o->file);
 	if (o->unnamed >= 0)
 		close(o->unnamed);
+	convert_signals_hold(true, &saved);
 	if (o->tmp)
 		unlink(o->tmp);
 	convert_tmp[0] = '\0';

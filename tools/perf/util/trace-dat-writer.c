@@ -543,20 +543,22 @@ struct tdw *tdw__new(const void *tracing_data, size_t size,
 	struct tdw *w = zalloc(sizeof(*w));
 
 	if (!w)
-		return NULL;
+		goto out_nomem;
 	w->opts = *opts;
 	if (parse_tracing_data(w, tracing_data, size))
 		goto out_free;
 	w->nr_cpus = max(opts->nr_cpus, 1);
 	w->cpus = calloc(w->nr_cpus, sizeof(*w->cpus));
 	if (!w->cpus)
-		goto out_free;
+		goto out_nomem;
 	for (unsigned int i = 0; i < w->nr_cpus; i++) {
 		w->cpus[i].fd = -1;
 		w->cpus[i].barrier = -1;
 	}
 	return w;
 
+out_nomem:
+	pr_err("trace.dat: out of memory\n");
 out_free:
 	tdw__delete(w);
 	return NULL;
