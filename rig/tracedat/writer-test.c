@@ -128,6 +128,14 @@ static void tracing_data(int be, int lsize)
 	put64(0);			/* saved_cmdlines */
 }
 
+/* A writer of the test's tracing data in byte order @be, @lsize-byte longs. */
+static struct tdw *writer_for(int be, int lsize, const struct tdw_opts *opts)
+{
+	blen = 0;
+	tracing_data(be, lsize);
+	return tdw__new(blob, blen, opts);
+}
+
 /* @n 1000-byte events with random bytes on two CPUs: the first error. */
 static int random_events(struct tdw *w, long long n)
 {
@@ -179,8 +187,7 @@ static int peak_rss(const char *comp, int mb, const char *path)
 	struct tdw *w;
 	int ret;
 
-	tracing_data(0, 8);
-	w = tdw__new(blob, blen, &opts);
+	w = writer_for(0, 8, &opts);
 	if (!w)
 		return 1;
 	if (random_events(w, (long long)mb * 1000))
@@ -207,8 +214,7 @@ static int spill_full(const char *dir, const char *path)
 	struct tdw *w;
 	int ret;
 
-	tracing_data(0, 8);
-	w = tdw__new(blob, blen, &opts);
+	w = writer_for(0, 8, &opts);
 	if (!w)
 		return 1;
 	ret = random_events(w, 8000);
@@ -243,9 +249,7 @@ static int reorder_write(const struct rev *ev, const int *idx, int be,
 	FILE *out;
 	int i, ret;
 
-	blen = 0;
-	tracing_data(be, lsize);
-	w = tdw__new(blob, blen, &opts);
+	w = writer_for(be, lsize, &opts);
 	if (!w)
 		return -ENOMEM;
 	tdw__add_cmdline(w, 4242, "wtest-task");
@@ -335,9 +339,7 @@ static int reorder(const char *endian, int lsize, const char *in_order,
 	/* Too late to place: refused, or the time of the one before. */
 	for (int strict = 1; strict >= 0; strict--) {
 		opts.strict_order = strict;
-		blen = 0;
-		tracing_data(be, lsize);
-		w = tdw__new(blob, blen, &opts);
+		w = writer_for(be, lsize, &opts);
 		if (!w)
 			return 1;
 		tdw__put16(w, payload, 100);
