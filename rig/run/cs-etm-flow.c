@@ -578,8 +578,8 @@ static int ctl(int cpu, int perf_pid, const char *out)
 		die("no child record in A within 10 s");
 
 	for (tries = 1; tries <= TRIES; tries++) {
-		long sw = switches(), irq = trbe_irqs(cpu);
-		uint64_t end;
+		long sw = switches(), irq = trbe_irqs(cpu), nsw;
+		uint64_t end, t0;
 
 		/* B: the event P's SET_OUTPUT takes (perf's mmapped one on CPU) */
 		for (i = 0; i < n && b < 0; i++)
@@ -599,20 +599,24 @@ static int ctl(int cpu, int perf_pid, const char *out)
 		 * kernel: the try counts if no child was switched out until the
 		 * first interrupt after the redirect.
 		 */
-		end = now_ms() + 30000;
+		t0 = now_ms();
+		end = t0 + 30000;
 		while (trbe_irqs(cpu) == irq) {
 			if (now_ms() > end)
 				die("no TRBE interrupt on cpu %d within 30 s of the redirect", cpu);
 			auxbuf_drain(&a);
 			sleep_ms(1);
 		}
-		conclusive = switches() == sw;
+		nsw = switches() - sw;
+		conclusive = !nsw;
+		t0 = now_ms() - t0;
 		drain_for(&a, 200);
 		auxbuf_scan(&a, cpu, 1, &s);
-		printf("ctl: try %d: P -> B (perf's event #%d): %lu records of A written after it; children %s\n",
+		printf("ctl: try %d: P -> B (perf's event #%d): %lu records of A written after it; children %s (TRBE interrupt after %llu ms, %ld switches)\n",
 		       tries, b, s.changed, conclusive ?
 		       "on CPU until the next TRBE interrupt" :
-		       "switched out before the next TRBE interrupt (inconclusive)");
+		       "switched out before the next TRBE interrupt (inconclusive)",
+		       (unsigned long long)t0, nsw);
 		if (conclusive || s.changed || tries == TRIES)
 			break;
 		/* Back to A until a child writes there again */
