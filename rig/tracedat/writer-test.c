@@ -558,6 +558,7 @@ int main(int argc, char **argv)
 	unsigned long long ts = 1000000000ULL;
 	unsigned char payload[512];
 	int lsize, i, ret;
+	const struct tdw_stats *st;
 	struct tdw *w;
 	FILE *out, *exp;
 	char msg[400];
@@ -635,11 +636,20 @@ int main(int argc, char **argv)
 		fprintf(stderr, "writer-test: event on CPU 100000 not refused with ERANGE\n");
 		return 1;
 	}
+	/* A loss after the last event of CPU 1: no page to flag, counted. */
+	if (tdw__mark_lost(w, 1, ts))
+		return 1;
 	out = fopen(argv[5], "w");
 	if (!out)
 		return 1;
 	ret = tdw__finish(w, out);
 	fclose(out);
+	st = tdw__stats(w);
+	if (st->missed_unmarked != 1 || st->missed_pages != 1) {
+		fprintf(stderr, "writer-test: %u unmarked losses, %llu lost pages, want 1, 1\n",
+			st->missed_unmarked, (unsigned long long)st->missed_pages);
+		ret = 1;
+	}
 	printf("writer-test %s long=%d v%d %s: %llu events, %llu pages, %llu large, %llu time extends, %llu lost pages\n",
 	       argv[1], lsize, opts.version, argv[4],
 	       (unsigned long long)tdw__stats(w)->events,

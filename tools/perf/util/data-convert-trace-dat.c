@@ -2191,6 +2191,9 @@ static void convert_report(struct convert_trace_dat *c, const char *path,
 	if (st->dropped_too_big)
 		pr_warning("trace.dat: %" PRIu64 " events too big for a page, largest %u bytes\n",
 			   st->dropped_too_big, st->max_too_big);
+	if (st->missed_unmarked)
+		pr_warning("trace.dat: events lost after the last event of %u CPU(s) are not marked: a trace.dat marks a loss on the page of the next event\n",
+			   st->missed_unmarked);
 	pr_debug("trace.dat: %s, %" PRIu64 " events put in time order on their CPU\n",
 		 c->percpu ? "converted in file order" : "converted with the ordered events queue",
 		 st->reordered);

@@ -1909,6 +1909,8 @@ int tdw__finish(struct tdw *w, FILE *fp)
 		qsort(w->cmd_pids, w->nr_cmd_pids, sizeof(int), cmp_pid);
 
 	for (unsigned int i = 0; i < w->nr_cpus; i++) {
+		if (w->cpus[i].missed && !w->cpus[i].active)
+			w->stats.missed_unmarked++;
 		ret = cpu_flush_page(w, &w->cpus[i]);
 		if (!ret)
 			ret = cpu_write_batch(w, &w->cpus[i], true);

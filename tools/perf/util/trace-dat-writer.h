@@ -52,6 +52,11 @@ struct tdw_stats {
 	u64	out_of_order;	/* given the time of the event before */
 	u64	reordered;	/* put in time order */
 	u64	missed_pages;
+	/*
+	 * CPUs whose last lost-events mark has no event after it: the flag
+	 * goes on the page of the next event, and there is none.
+	 */
+	u32	missed_unmarked;
 };
 
 struct tdw;
@@ -91,8 +96,9 @@ int tdw__add_event(struct tdw *w, unsigned int cpu, u64 ts,
 		   const void *payload, u32 size);
 /*
  * Events were lost on @cpu at time @ts: the next page of @cpu gets the
- * MISSED_EVENTS flag.  With opts->strict_order, -EAGAIN if an event later
- * than @ts is there already.
+ * MISSED_EVENTS flag (none if no event follows: see missed_unmarked).
+ * With opts->strict_order, -EAGAIN if an event later than @ts is there
+ * already.
  */
 int tdw__mark_lost(struct tdw *w, unsigned int cpu, u64 ts);
 int tdw__add_cmdline(struct tdw *w, int pid, const char *comm);

@@ -651,12 +651,24 @@ test_aux_lost()
 		cat "${tmpdir}/convert.err"
 		err=1
 	fi
+	if grep -q "not marked" "${tmpdir}/convert.err"; then
+		echo "--all: a loss said to be unmarked:"
+		cat "${tmpdir}/convert.err"
+		err=1
+	fi
 	compare "${tmpdir}/aux.data" "${tmpdir}/aux.dat" "pipe with AUX/LOST"
 	convert -i - --to-trace-dat "${tmpdir}/aux-tp.dat" \
 		< "${tmpdir}/aux.data" || return
 	if trace-cmd report "${tmpdir}/aux-tp.dat" 2>/dev/null |
 		grep -Eq " (aux|lost|lost_samples): "; then
 		echo "default conversion has perf:aux/perf:lost events"
+		err=1
+	fi
+	# The LOST record follows CPU 0's last event: no page to flag.
+	if ! grep -q "lost after the last event of [1-9][0-9]* CPU(s) are not marked" \
+		"${tmpdir}/convert.err"; then
+		echo "default conversion: no warning about the loss after the last event:"
+		cat "${tmpdir}/convert.err"
 		err=1
 	fi
 	# The records follow the last sample: --time up to it leaves them out,
