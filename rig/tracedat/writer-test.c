@@ -652,11 +652,11 @@ int main(int argc, char **argv)
 	}
 	printf("writer-test %s long=%d v%d %s: %llu events, %llu pages, %llu large, %llu time extends, %llu lost pages\n",
 	       argv[1], lsize, opts.version, argv[4],
-	       (unsigned long long)tdw__stats(w)->events,
-	       (unsigned long long)tdw__stats(w)->pages,
-	       (unsigned long long)tdw__stats(w)->large_events,
-	       (unsigned long long)tdw__stats(w)->time_extends,
-	       (unsigned long long)tdw__stats(w)->missed_pages);
+	       (unsigned long long)st->events,
+	       (unsigned long long)st->pages,
+	       (unsigned long long)st->large_events,
+	       (unsigned long long)st->time_extends,
+	       (unsigned long long)st->missed_pages);
 	tdw__delete(w);
 	return ret ? 1 : 0;
 }
