@@ -5,7 +5,10 @@
  * chosen on the command line), feeds events that need large-event framing,
  * TIME_EXTENDs, several pages per CPU and a lost-events mark, writes the
  * trace.dat and the expected events as text.  writer-test.sh compares the
- * text with what trace-cmd report prints.
+ * text with what trace-cmd report prints.  The output is open from the
+ * start: in a v7 file without compression, one CPU's pages must be there
+ * before tdw__finish().  With WRITER_TEST_STALE, a writer deleted before
+ * this one leaves pages in the output, which must not change the file.
  *
  * The rss mode feeds <MB> of incompressible events and prints the peak RSS,
  * which must not depend on <MB>.
@@ -17,8 +20,9 @@
  * lost-events mark, must be refused with -EAGAIN (strict_order) or get
  * the time of the one before.
  *
- * The full mode writes the spill files to <dir>, a file system too small
- * for them: the writer must report -ENOSPC.
+ * The full mode writes the spill files to <dir> and the output to
+ * <out.dat>, one of them on a file system too small for them: the writer
+ * must report -ENOSPC.
  *
  * usage: writer-test <le|be> <4|8> <6|7> <none|zstd|zlib> <out.dat> <expected.txt>
  *        writer-test rss <none|zstd|zlib> <MB> <out.dat>
@@ -28,6 +32,7 @@
  */
 #include <byteswap.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <stdlib.h>
@@ -164,15 +169,11 @@ static int random_events(struct tdw *w, long long n)
 	return 0;
 }
 
-/* tdw__finish() into the file @path: its return, -EIO if the file fails. */
-static int finish_file(struct tdw *w, const char *path)
+/* tdw__finish() into @out: its return, -EIO if the file fails. */
+static int finish_file(struct tdw *w, FILE *out)
 {
-	FILE *out = fopen(path, "w");
-	int ret;
+	int ret = tdw__finish(w);
 
-	if (!out)
-		return -EIO;
-	ret = tdw__finish(w, out);
 	if (fclose(out) && !ret)
 		ret = -EIO;
 	return ret;
@@ -182,17 +183,18 @@ static int finish_file(struct tdw *w, const char *path)
 static int peak_rss(const char *comp, int mb, const char *path)
 {
 	struct tdw_opts opts = { .clock = "perf", .tmpdir = "/tmp", .nr_cpus = 2,
-				 .version = 7, .compression = compression(comp) };
+				 .version = 7, .compression = compression(comp),
+				 .out = fopen(path, "w") };
 	struct rusage ru;
 	struct tdw *w;
 	int ret;
 
-	w = writer_for(0, 8, &opts);
+	w = opts.out ? writer_for(0, 8, &opts) : NULL;
 	if (!w)
 		return 1;
 	if (random_events(w, (long long)mb * 1000))
 		return 1;
-	ret = finish_file(w, path);
+	ret = finish_file(w, opts.out);
 	getrusage(RUSAGE_SELF, &ru);
 	printf("writer-test rss %s %d MB: %llu events, maxrss_kb=%ld\n", comp, mb,
 	       (unsigned long long)tdw__stats(w)->events, ru.ru_maxrss);
@@ -201,26 +203,29 @@ static int peak_rss(const char *comp, int mb, const char *path)
 }
 
 /*
- * 8 MB of events with the spill files in <dir>, a file system with less
- * room: tdw__add_event() or tdw__finish() must return -ENOSPC (the spill
- * files are written on a thread of their own: the error comes some
+ * 8 MB of events with the spill files in <dir> or the output at <path>
+ * on a file system with less room (the pages of one CPU go to the output
+ * as they fill): tdw__add_event() or tdw__finish() must return -ENOSPC
+ * (the pages are written on a thread of their own: the error comes some
  * batches after the write that failed), and tdw__delete() end cleanly.
  */
 static int spill_full(const char *dir, const char *path)
 {
 	struct tdw_opts opts = { .clock = "perf", .tmpdir = dir, .nr_cpus = 2,
-				 .version = 7 };
+				 .version = 7, .out = fopen(path, "w") };
 	const char *where = "tdw__add_event()";
 	struct tdw *w;
 	int ret;
 
-	w = writer_for(0, 8, &opts);
+	w = opts.out ? writer_for(0, 8, &opts) : NULL;
 	if (!w)
 		return 1;
 	ret = random_events(w, 8000);
 	if (!ret) {
 		where = "tdw__finish()";
-		ret = finish_file(w, path);
+		ret = finish_file(w, opts.out);
+	} else {
+		fclose(opts.out);
 	}
 	printf("writer-test full: %s returned %d (%s) after %llu events\n", where,
 	       ret, ret < 0 ? strerror(-ret) : "no error",
@@ -246,10 +251,10 @@ static int reorder_write(const struct rev *ev, const int *idx, int be,
 				 .version = 7, .strict_order = true };
 	unsigned char payload[512];
 	struct tdw *w;
-	FILE *out;
 	int i, ret;
 
-	w = writer_for(be, lsize, &opts);
+	opts.out = fopen(path, "w");
+	w = opts.out ? writer_for(be, lsize, &opts) : NULL;
 	if (!w)
 		return -ENOMEM;
 	tdw__add_cmdline(w, 4242, "wtest-task");
@@ -267,15 +272,11 @@ static int reorder_write(const struct rev *ev, const int *idx, int be,
 		ret = tdw__add_event(w, e->cpu, e->ts, payload, 16 + e->len + 1);
 		if (ret) {
 			tdw__delete(w);
+			fclose(opts.out);
 			return ret;
 		}
 	}
-	out = fopen(path, "w");
-	if (!out)
-		return -EIO;
-	ret = tdw__finish(w, out);
-	if (fclose(out))
-		ret = -EIO;
+	ret = finish_file(w, opts.out);
 	*reordered = tdw__stats(w)->reordered;
 	tdw__delete(w);
 	return ret;
@@ -337,9 +338,10 @@ static int reorder(const char *endian, int lsize, const char *in_order,
 	       endian, lsize, NR_REORDER, moved, reordered);
 
 	/* Too late to place: refused, or the time of the one before. */
+	opts.out = tmpfile();
 	for (int strict = 1; strict >= 0; strict--) {
 		opts.strict_order = strict;
-		w = writer_for(be, lsize, &opts);
+		w = opts.out ? writer_for(be, lsize, &opts) : NULL;
 		if (!w)
 			return 1;
 		tdw__put16(w, payload, 100);
@@ -365,6 +367,7 @@ static int reorder(const char *endian, int lsize, const char *in_order,
 		}
 		tdw__delete(w);
 	}
+	fclose(opts.out);
 	return 0;
 }
 
@@ -404,10 +407,11 @@ static int cmdlines(void)
 	blen -= 8;			/* saved_cmdlines */
 	put64(strlen(saved));
 	put(saved, strlen(saved));
-	w = tdw__new(blob, blen, &opts);
 	f = tmpfile();	/* the writer seeks back: a real file */
-	if (!w || !f || tdw__add_cmdline(w, 100, "perfname") ||
-	    tdw__add_cmdline(w, 300, "  ") || tdw__finish(w, f) ||
+	opts.out = f;
+	w = f ? tdw__new(blob, blen, &opts) : NULL;
+	if (!w || tdw__add_cmdline(w, 100, "perfname") ||
+	    tdw__add_cmdline(w, 300, "  ") || tdw__finish(w) ||
 	    fseek(f, 0, SEEK_END) || (flen = ftell(f)) <= 0 ||
 	    !(text = malloc(len = flen)) || fseek(f, 0, SEEK_SET) ||
 	    fread(text, 1, len, f) != len) {
@@ -455,6 +459,27 @@ static int crafted(void)
 	unsigned char *b;
 	struct tdw *w;
 	size_t n;
+
+	/* The output is required, and must be a regular file. */
+	blen = 0;
+	tracing_data(0, 8);
+	for (int i = 0; i < 2; i++) {
+		opts.out = i ? fopen("/dev/null", "w") : NULL;
+		w = tdw__new(blob, blen, &opts);
+		if (w) {
+			printf("crafted: a writer %s accepted\n",
+			       i ? "to /dev/null" : "without an output");
+			fail++;
+			tdw__delete(w);
+		}
+		if (opts.out)
+			fclose(opts.out);
+	}
+	opts.out = tmpfile();
+	if (!opts.out) {
+		printf("crafted: tmpfile: %s\n", strerror(errno));
+		return 1;
+	}
 
 	for (unsigned int i = 0; i < 2; i++) {
 		unsigned int v = bad_page[i];
@@ -547,6 +572,7 @@ static int crafted(void)
 			free(b);
 		}
 	}
+	fclose(opts.out);
 	fail += cmdlines();
 	printf("crafted: %s\n", fail ? "FAIL" : "ok");
 	return !!fail;
@@ -559,6 +585,7 @@ int main(int argc, char **argv)
 	unsigned char payload[512];
 	int lsize, i, ret;
 	const struct tdw_stats *st;
+	bool direct;
 	struct tdw *w;
 	FILE *out, *exp;
 	char msg[400];
@@ -591,6 +618,21 @@ int main(int argc, char **argv)
 	lsize = atoi(argv[2]);
 	opts.version = atoi(argv[3]);
 	opts.compression = compression(argv[4]);
+	out = fopen(argv[5], "w");
+	if (!out)
+		return 1;
+	opts.out = out;
+	/*
+	 * WRITER_TEST_STALE: a writer before this one puts 2 MB of pages in
+	 * the output and is deleted, as when a conversion starts again: the
+	 * file must come out the same.
+	 */
+	if (getenv("WRITER_TEST_STALE")) {
+		w = writer_for(0, 8, &opts);
+		if (!w || random_events(w, 2000))
+			return 1;
+		tdw__delete(w);
+	}
 	tracing_data(!strcmp(argv[1], "be"), lsize);
 
 	w = tdw__new(blob, blen, &opts);
@@ -600,7 +642,7 @@ int main(int argc, char **argv)
 	exp = fopen(argv[6], "w");
 	if (!exp)
 		return 1;
-	for (i = 0; i < 600; i++) {
+	for (i = 0; i < 1000; i++) {
 		int cpu = i % 2, len = (i * 37) % 300, size;
 
 		/*
@@ -639,24 +681,36 @@ int main(int argc, char **argv)
 	/* A loss after the last event of CPU 1: no page to flag, counted. */
 	if (tdw__mark_lost(w, 1, ts))
 		return 1;
-	out = fopen(argv[5], "w");
-	if (!out)
-		return 1;
-	ret = tdw__finish(w, out);
-	fclose(out);
+	ret = tdw__finish(w);
+	if (fclose(out))
+		ret = 1;
 	st = tdw__stats(w);
+	/*
+	 * One CPU's pages went to the output as they filled in a v7 file
+	 * without compression, none in the others (writer-test.sh checks
+	 * that they are CPU 0's, the first to fill a batch, all of them).
+	 */
+	direct = opts.version == 7 && opts.compression == TDW_COMP_NONE;
+	if (direct ? !st->pages_in_place || st->pages_in_place >= st->pages :
+		     st->pages_in_place) {
+		fprintf(stderr, "writer-test: %llu of %llu pages written in place\n",
+			(unsigned long long)st->pages_in_place,
+			(unsigned long long)st->pages);
+		ret = 1;
+	}
 	if (st->missed_unmarked != 1 || st->missed_pages != 1) {
 		fprintf(stderr, "writer-test: %u unmarked losses, %llu lost pages, want 1, 1\n",
 			st->missed_unmarked, (unsigned long long)st->missed_pages);
 		ret = 1;
 	}
-	printf("writer-test %s long=%d v%d %s: %llu events, %llu pages, %llu large, %llu time extends, %llu lost pages\n",
+	printf("writer-test %s long=%d v%d %s: %llu events, %llu pages, %llu large, %llu time extends, %llu lost pages, %llu pages in place\n",
 	       argv[1], lsize, opts.version, argv[4],
 	       (unsigned long long)st->events,
 	       (unsigned long long)st->pages,
 	       (unsigned long long)st->large_events,
 	       (unsigned long long)st->time_extends,
-	       (unsigned long long)st->missed_pages);
+	       (unsigned long long)st->missed_pages,
+	       (unsigned long long)st->pages_in_place);
 	tdw__delete(w);
 	return ret ? 1 : 0;
 }

@@ -74,10 +74,22 @@ for endian in le be; do
 				[ "$ver" = 6 ] && [ "$comp" != none ] && continue
 				name="$endian-long$lsize-v$ver-$comp"
 				if ! "$work/writer-test" "$endian" "$lsize" "$ver" "$comp" \
-					"$work/$name.dat" "$work/$name.exp" >/dev/null; then
+					"$work/$name.dat" "$work/$name.exp" >"$work/$name.txt"; then
 					fail=$((fail + 1))
 					echo "tracedat-unit: FAIL $name: writer-test failed"
 					continue
+				fi
+				# v7 without compression: CPU 0's pages, all written in
+				# place as they filled, at the first page after the headers.
+				if [ "$ver-$comp" = 7-none ]; then
+					inplace=$(sed -n 's/.* \([0-9]*\) pages in place$/\1/p' "$work/$name.txt")
+					cpu0=$(trace-cmd report --stat "$work/$name.dat" 2>/dev/null |
+						awk '/^CPU0 data recorded at offset=/ { sub(/.*=/, ""); off = $0; getline; print off, $1 }')
+					if [ "$cpu0" != "0x1000 $((inplace * 4096))" ]; then
+						fail=$((fail + 1))
+						echo "tracedat-unit: FAIL $name: CPU 0's data (offset, size) '$cpu0', want 0x1000 and the $inplace pages written in place"
+						continue
+					fi
 				fi
 				trace-cmd report -t "$work/$name.dat" >"$work/$name.rep" 2>&1 || true
 				# trace-cmd must read only what the file holds.
@@ -138,6 +150,20 @@ if [ "$(stat -f -c %T /dev/shm)" = tmpfs ] && [ "$(stat -f -c %T "$work")" != tm
 	fi
 fi
 
+# A writer deleted after it put pages in the output (a conversion that
+# starts again with the ordered events queue), then the real one: the same
+# file, byte for byte.
+name=le-long8-v7-none-restart
+if WRITER_TEST_STALE=1 "$work/writer-test" le 8 7 none "$work/$name.dat" "$work/$name.exp" \
+	>/dev/null && cmp -s "$work/$name.dat" "$work/le-long8-v7-none.dat"; then
+	pass=$((pass + 1))
+	echo "tracedat-unit: PASS $name (2 MB of pages left by a deleted writer: same file)"
+else
+	fail=$((fail + 1))
+	echo "tracedat-unit: FAIL $name: after a writer deleted with pages in the output," \
+		"writer-test failed or wrote another file"
+fi
+
 # Events a little out of time order are put in their place: the file is
 # the one written from the events in time order, byte for byte.
 for v in le:8 be:4; do
@@ -182,15 +208,16 @@ done
 # writer's own tracing data for a recording without tracepoints.
 if "$work/writer-test" crafted >"$work/crafted.txt" 2>&1; then
 	pass=$((pass + 1))
-	echo "tracedat-unit: PASS crafted (page size 2 GiB and 4160 refused, page data past the commit field refused, a format that ends the data, empty tracing data le/be long 4/8, saved_cmdlines lines libtraceevent stops at)"
+	echo "tracedat-unit: PASS crafted (page size 2 GiB and 4160 refused, page data past the commit field refused, a format that ends the data, empty tracing data le/be long 4/8, saved_cmdlines lines libtraceevent stops at, no output or /dev/null refused)"
 else
 	fail=$((fail + 1))
 	echo "tracedat-unit: FAIL crafted:"
 	head -20 "$work/crafted.txt"
 fi
 
-# A full disk under the spill files, written on a thread of their own: the
-# error must reach the caller (-ENOSPC), and the writer must end cleanly.
+# A full disk under the spill files, then under the output (where one
+# CPU's pages go), written on a thread of their own: the error must reach
+# the caller (-ENOSPC), and the writer must end cleanly.
 # A private 1 MB tmpfs for 8 MB of events (a user namespace when not root;
 # a container may allow neither: then it is skipped, and says so).
 mkdir "$work/full"
@@ -205,15 +232,21 @@ done
 # shellcheck disable=SC2016,SC2086 # expanded by the inner shell; options
 if [ -z "$ns" ]; then
 	echo "tracedat-unit: SKIP spill-full (no mount namespace here: unshare -m fails)"
-elif timeout 120 unshare $ns sh -c \
-	'mount -t tmpfs -o size=1m tmpfs "$1" && "$2" full "$1" "$3"' \
-	sh "$work/full" "$work/writer-test" "$work/full.dat" >"$work/full.txt" 2>&1; then
-	pass=$((pass + 1))
-	echo "tracedat-unit: PASS spill-full ($(sed -n 's/^writer-test full: //p' "$work/full.txt"))"
 else
-	fail=$((fail + 1))
-	echo "tracedat-unit: FAIL spill-full (a 1 MB tmpfs for the spill files):"
-	head -20 "$work/full.txt"
+	for where in spill output; do
+		spill="$work/full" out="$work/full.dat"
+		[ $where = output ] && spill=$work out="$work/full/full.dat"
+		if timeout 120 unshare $ns sh -c \
+			'mount -t tmpfs -o size=1m tmpfs "$1" && "$2" full "$3" "$4"' \
+			sh "$work/full" "$work/writer-test" "$spill" "$out" >"$work/full.txt" 2>&1; then
+			pass=$((pass + 1))
+			echo "tracedat-unit: PASS $where-full ($(sed -n 's/^writer-test full: //p' "$work/full.txt"))"
+		else
+			fail=$((fail + 1))
+			echo "tracedat-unit: FAIL $where-full (a 1 MB tmpfs for the $where):"
+			head -20 "$work/full.txt"
+		fi
+	done
 fi
 
 echo "tracedat-unit: $pass passed, $fail failed ($(( $(date +%s) - t0 )) s)"

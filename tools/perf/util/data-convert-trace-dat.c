@@ -2009,6 +2009,7 @@ static int convert_prepare(struct convert_trace_dat *c,
 	if (output_open(o, output_name, opts->force))
 		return -1;
 	c->wopts.tmpdir = o->dir;
+	c->wopts.out = o->file;
 
 	c->comms = hashmap__new(comm_hash, comm_equal, NULL);
 	if (IS_ERR(c->comms)) {
@@ -2160,7 +2161,7 @@ static int convert_write(struct convert_trace_dat *c,
 	if (!ret && c->unknown_task)
 		ret = tdw__add_cmdline(c->w, -1, "<unknown>");
 	if (!ret)
-		ret = tdw__finish(c->w, out);
+		ret = tdw__finish(c->w);
 	if (ret) {
 		pr_err("Error writing %s: %s\n", c->output_name, strerror(-ret));
 		return -1;

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <byteswap.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <linux/compiler.h>
 #include <linux/bits.h>
@@ -107,6 +108,7 @@ struct tdw_cpu {
 	int	barrier;	/* page of the batch after lost events, or -1 */
 	int	fd;		/* unlinked spill file, -1 = none yet */
 	u64	size;		/* bytes in the spill file */
+	bool	direct;		/* fd is the output's (tdw_opts.out) */
 };
 
 /*
@@ -118,6 +120,7 @@ struct tdw_spill_job {
 	int	fd;
 	u8	*buf;		/* a batch buffer, back to spare[] when written */
 	size_t	len;
+	off_t	off;		/* where in the output, or -1: appended */
 };
 
 struct tdw_spiller {
@@ -177,6 +180,13 @@ struct tdw {
 
 	struct tdw_cpu		*cpus;
 	unsigned int		nr_cpus;
+	/*
+	 * Where the pages of the CPU that goes straight to the output
+	 * start in a v7 file without compression, else 0 (direct_init());
+	 * and whether one does.
+	 */
+	u64			data_off;
+	bool			have_direct;
 	u8			*scratch;	/* events taken out to reorder */
 	struct tdw_spiller	spill;
 };
@@ -537,6 +547,8 @@ void *tdw__empty_tracing_data(bool big_endian, int long_size, size_t *size)
 	return strbuf_detach(&b.sb, size);
 }
 
+static int direct_init(struct tdw *w);
+
 struct tdw *tdw__new(const void *tracing_data, size_t size,
 		     const struct tdw_opts *opts)
 {
@@ -545,7 +557,7 @@ struct tdw *tdw__new(const void *tracing_data, size_t size,
 	if (!w)
 		goto out_nomem;
 	w->opts = *opts;
-	if (parse_tracing_data(w, tracing_data, size))
+	if (parse_tracing_data(w, tracing_data, size) || direct_init(w))
 		goto out_free;
 	w->nr_cpus = max(opts->nr_cpus, 1);
 	w->cpus = calloc(w->nr_cpus, sizeof(*w->cpus));
@@ -575,7 +587,7 @@ void tdw__delete(struct tdw *w)
 		free(w->spill.spare[--w->spill.nr_spare]);
 	for (unsigned int i = 0; w->cpus && i < w->nr_cpus; i++) {
 		free(w->cpus[i].batch);
-		if (w->cpus[i].fd >= 0)
+		if (w->cpus[i].fd >= 0 && !w->cpus[i].direct)
 			close(w->cpus[i].fd);
 	}
 	free(w->cpus);
@@ -681,6 +693,10 @@ void tdw__set_kallsyms(struct tdw *w, char *text, size_t len)
  * perf: O_TMPFILE, or where the file system or the kernel has none, a
  * file removed as soon as it is made, with no signal in between.
  */
+/*
+ * The file of @cpu's pages: the output for the first CPU that writes
+ * any when that may be (see direct_init()), else a spill file.
+ */
 static int cpu_spill_open(struct tdw *w, struct tdw_cpu *cpu)
 {
 	const char *dir = w->opts.tmpdir ?: "/tmp";
@@ -688,6 +704,17 @@ static int cpu_spill_open(struct tdw *w, struct tdw_cpu *cpu)
 	sigset_t all, saved;
 	int err = 0;
 
+	if (w->data_off && !w->have_direct) {
+		int fd = fileno(w->opts.out);
+
+		/* Only the spill thread writes to it until tdw__finish(). */
+		if (lseek(fd, w->data_off, SEEK_SET) < 0)
+			return -errno;
+		cpu->fd = fd;
+		cpu->direct = true;
+		w->have_direct = true;
+		return 0;
+	}
 #ifdef O_TMPFILE
 	cpu->fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	if (cpu->fd >= 0)
@@ -881,6 +908,8 @@ static int cpu_write_batch(struct tdw *w, struct tdw_cpu *cpu, bool all)
 	}
 	if (ret)
 		return ret;
+	if (cpu->direct)
+		w->stats.pages_in_place += n;
 	cpu->size += len;
 	cpu->batched -= n;
 	cpu->page = cpu->batch + cpu->batched * w->page_size;
@@ -1531,7 +1560,7 @@ static void copy_cpu(struct tdw *w, struct tdw_out *o, struct tdw_cpu *cpu)
 	u64 left = cpu->size;
 	off_t in = 0;
 
-	if (!left || o->err)
+	if (!left || o->err || cpu->direct)
 		return;
 	if (!fflush(o->fp)) {
 		while (left) {
@@ -1753,7 +1782,48 @@ static void write_initial_header(const struct tdw *w, struct tdw_out *o,
 	out_write(o, tmp, 4);
 }
 
-static int finish_v7(struct tdw *w, struct tdw_out *o)
+/* The initial header of a v7 file, up to the offset of the options. */
+static void write_v7_header(const struct tdw *w, struct tdw_out *o)
+{
+	write_initial_header(w, o, "7");
+	out_write(o, comp_name(w), strlen(comp_name(w)) + 1);
+	out_write(o, comp_version(w), strlen(comp_version(w)) + 1);
+}
+
+/* Its size, with the offset of the options. */
+static u64 v7_header_size(const struct tdw *w)
+{
+	return TDW_MAGIC_LEN + 2 + 2 + 4 + strlen(comp_name(w)) + 1 +
+	       strlen(comp_version(w)) + 1 + 8;
+}
+
+/*
+ * A v7 file without compression: the pages of one CPU go to the output
+ * as they fill, at the first page boundary after the initial header and
+ * the flyrecord section's header.  trace-cmd finds each CPU's data from
+ * the offsets in the BUFFER option (and reads the section header there
+ * only for its flags), and walks the sections one after the other from
+ * the initial header on for the strings: the flyrecord section, whose
+ * size covers every CPU's data, comes first, the metadata sections after
+ * it (finish_v7()).
+ */
+static int direct_init(struct tdw *w)
+{
+	struct stat st;
+
+	if (!w->opts.out || fstat(fileno(w->opts.out), &st) ||
+	    !S_ISREG(st.st_mode)) {
+		pr_err("trace.dat: the output must be a regular file\n");
+		return -EINVAL;
+	}
+	if (w->opts.version == 7 && w->opts.compression == TDW_COMP_NONE)
+		w->data_off = roundup(v7_header_size(w) + 16,
+				      (u64)w->page_size);
+	return 0;
+}
+
+/* HEADER_INFO, FTRACE_EVENTS, then the others: their offsets in @sec. */
+static void write_metadata(const struct tdw *w, struct tdw_out *o, u64 *sec)
 {
 	void (*bodies[])(const struct tdw *, struct tdw_buf *) = {
 		body_header_info, body_events, body_kallsyms, body_printk,
@@ -1764,25 +1834,9 @@ static int finish_v7(struct tdw *w, struct tdw_out *o)
 		TDW_OPT_PRINTK, TDW_OPT_CMDLINES,
 	};
 	static const unsigned int body_desc[] = { 1, 3, 4, 5, 6 };
-	bool compressed = w->opts.compression != TDW_COMP_NONE;
-	struct tdw_buf b = { .sb = STRBUF_INIT }, opts = { .sb = STRBUF_INIT };
-	struct cpu_place *place;
-	u64 sec[6], opt_ptr, opt_off, fly_off, data_off, fly_size = 0;
-	unsigned int i;
-	u8 tmp[16];
+	struct tdw_buf b = { .sb = STRBUF_INIT };
 
-	place = calloc(w->nr_cpus, sizeof(*place));
-	if (!place)
-		return -ENOMEM;
-
-	write_initial_header(w, o, "7");
-	out_write(o, comp_name(w), strlen(comp_name(w)) + 1);
-	out_write(o, comp_version(w), strlen(comp_version(w)) + 1);
-	opt_ptr = o->pos;
-	out_zero(o, 8);
-
-	/* HEADER_INFO, then FTRACE_EVENTS, then the others. */
-	for (i = 0; i < ARRAY_SIZE(bodies); i++) {
+	for (unsigned int i = 0; i < ARRAY_SIZE(bodies); i++) {
 		b.sb.len = 0;
 		bodies[i](w, &b);
 		sec[i == 0 ? 0 : i + 1] = write_section(w, o, body_ids[i],
@@ -1796,58 +1850,126 @@ static int finish_v7(struct tdw *w, struct tdw_out *o)
 			buf_free(&f);
 		}
 	}
+	buf_free(&b);
+}
 
-	/*
-	 * Flyrecord placement needs the options size, which is fixed.  The
-	 * size of compressed CPU data is known once it is written: the
-	 * options and the flyrecord section header are written again then.
-	 */
+static void write_strings(const struct tdw *w, struct tdw_out *o)
+{
+	struct tdw_buf b = { .sb = STRBUF_INIT };
+
+	for (unsigned int i = 0; i < ARRAY_SIZE(tdw_strings); i++)
+		buf_addstr(&b, tdw_strings[i]);
+	write_section(w, o, TDW_OPT_STRINGS, 0, &b);
+	buf_free(&b);
+}
+
+/*
+ * The layout of direct_init(): the CPU data after the direct CPU's, the
+ * metadata sections, the options and the strings, then the headers at the
+ * start.  The file is cut after the direct CPU's pages first: a writer
+ * before this one (a conversion started again) may have written more.
+ */
+static int finish_v7(struct tdw *w, struct tdw_out *o)
+{
+	struct tdw_buf opts = { .sb = STRBUF_INIT };
+	u64 sec[6], fly_off = v7_header_size(w), opt_off, end = w->data_off;
+	struct tdw_out head = { .fp = o->fp };
+	struct cpu_place *place;
+	unsigned int i;
+	u8 tmp[8];
+
+	place = calloc(w->nr_cpus, sizeof(*place));
+	if (!place)
+		return -ENOMEM;
+	for (i = 0; i < w->nr_cpus; i++) {
+		if (w->cpus[i].direct) {
+			place[i].offset = end;
+			place[i].size = w->cpus[i].size;
+			end += w->cpus[i].size;
+		}
+	}
+	if (fflush(o->fp) || ftruncate(fileno(o->fp), end) ||
+	    fseeko(o->fp, end, SEEK_SET))
+		o->err = -errno;
+	o->pos = end;
+	for (i = 0; i < w->nr_cpus; i++) {
+		if (w->cpus[i].direct)
+			continue;
+		place[i].offset = o->pos;
+		copy_cpu(w, o, &w->cpus[i]);
+		place[i].size = o->pos - place[i].offset;
+	}
+	end = o->pos;
+	write_metadata(w, o, sec);
+	opt_off = o->pos;
+	build_options(w, &opts, sec, fly_off, place);
+	section_header(w, o, TDW_OPT_DONE, 0, string_id(0), opts.sb.len);
+	out_buf(o, &opts);
+	buf_free(&opts);
+	free(place);
+	write_strings(w, o);
+	if (o->err)
+		return o->err;
+
+	if (fflush(o->fp) || fseeko(o->fp, 0, SEEK_SET))
+		return -errno;
+	write_v7_header(w, &head);
+	tdw__put64(w, tmp, opt_off);
+	out_write(&head, tmp, 8);
+	section_header(w, &head, TDW_OPT_BUFFER, 0, string_id(7),
+		       end - fly_off - 16);
+	out_zero(&head, w->data_off - head.pos);
+	if (!head.err && fseeko(o->fp, 0, SEEK_END))
+		head.err = -errno;
+	return head.err;
+}
+
+/*
+ * Compressed: the metadata sections, the options, the flyrecord section,
+ * the strings.  The size of compressed CPU data is known once it is
+ * written: the options and the flyrecord section header are written
+ * again then.
+ */
+static int finish_v7_compressed(struct tdw *w, struct tdw_out *o)
+{
+	struct tdw_buf opts = { .sb = STRBUF_INIT };
+	u64 sec[6], opt_ptr, opt_off, fly_off, data_off;
+	struct cpu_place *place;
+	unsigned int i;
+	u8 tmp[16];
+
+	place = calloc(w->nr_cpus, sizeof(*place));
+	if (!place)
+		return -ENOMEM;
+	write_v7_header(w, o);
+	opt_ptr = o->pos;
+	out_zero(o, 8);
+	write_metadata(w, o, sec);
+
 	build_options(w, &opts, sec, 0, place);
 	opt_off = o->pos;
 	fly_off = opt_off + 16 + opts.sb.len;
 	data_off = fly_off + 16;
-	if (!compressed)
-		data_off = roundup(data_off, (u64)w->page_size);
-	fly_size = data_off - fly_off - 16;
-	for (i = 0; i < w->nr_cpus && !compressed; i++) {
-		place[i].size = w->cpus[i].size;
-		place[i].offset = fly_off + 16 + fly_size;
-		fly_size += place[i].size;
-	}
 	build_options(w, &opts, sec, fly_off, place);
 	section_header(w, o, TDW_OPT_DONE, 0, string_id(0), opts.sb.len);
 	out_buf(o, &opts);
 
-	section_header(w, o, TDW_OPT_BUFFER,
-		       compressed ? TDW_SEC_COMPRESSED : 0, string_id(7),
-		       fly_size);
-	out_zero(o, data_off - o->pos);
+	section_header(w, o, TDW_OPT_BUFFER, TDW_SEC_COMPRESSED, string_id(7),
+		       0);
 	for (i = 0; i < w->nr_cpus; i++) {
-		if (!compressed) {
-			copy_cpu(w, o, &w->cpus[i]);
-			continue;
-		}
 		place[i].offset = o->pos;
 		compress_cpu(w, o, &w->cpus[i]);
 		place[i].size = o->pos - place[i].offset;
 	}
-	if (compressed) {
-		fly_size = o->pos - data_off;
-		build_options(w, &opts, sec, fly_off, place);
-		out_patch(o, opt_off + 16, opts.sb.buf, opts.sb.len);
-		section_header_bytes(w, tmp, TDW_OPT_BUFFER, TDW_SEC_COMPRESSED,
-				     string_id(7), fly_size);
-		out_patch(o, fly_off, tmp, 16);
-	}
+	build_options(w, &opts, sec, fly_off, place);
+	out_patch(o, opt_off + 16, opts.sb.buf, opts.sb.len);
+	section_header_bytes(w, tmp, TDW_OPT_BUFFER, TDW_SEC_COMPRESSED,
+			     string_id(7), o->pos - data_off);
+	out_patch(o, fly_off, tmp, 16);
 
-	b.sb.len = 0;
-	for (i = 0; i < ARRAY_SIZE(tdw_strings); i++)
-		buf_addstr(&b, tdw_strings[i]);
-	write_section(w, o, TDW_OPT_STRINGS, 0, &b);
-
+	write_strings(w, o);
 	tdw__put64(w, tmp, opt_off);
 	out_patch(o, opt_ptr, tmp, 8);
-	buf_free(&b);
 	buf_free(&opts);
 	free(place);
 	return o->err;
@@ -1900,8 +2022,9 @@ static int finish_v6(struct tdw *w, struct tdw_out *o)
 	return o->err;
 }
 
-int tdw__finish(struct tdw *w, FILE *fp)
+int tdw__finish(struct tdw *w)
 {
+	FILE *fp = w->opts.out;
 	struct tdw_out o = { .fp = fp };
 	int ret;
 
@@ -1922,6 +2045,8 @@ int tdw__finish(struct tdw *w, FILE *fp)
 		return ret;
 	if (w->opts.version == 6)
 		ret = finish_v6(w, &o);
+	else if (w->opts.compression != TDW_COMP_NONE)
+		ret = finish_v7_compressed(w, &o);
 	else
 		ret = finish_v7(w, &o);
 	if (!ret && fflush(fp))

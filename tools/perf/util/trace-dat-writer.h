@@ -14,9 +14,9 @@
  * saved_cmdlines) and raw tracepoint payloads.
  *
  * Events are framed into ftrace ring-buffer pages per CPU.  Full pages
- * are written to an unlinked per-CPU temporary file as they fill, so
- * memory use does not depend on the input size; tdw__finish()
- * assembles the output file.
+ * are written to an unlinked per-CPU temporary file as they fill (one
+ * CPU's straight to the output, see tdw_opts.out), so memory use does
+ * not depend on the input size; tdw__finish() assembles the output file.
  */
 
 enum tdw_compression {
@@ -30,6 +30,13 @@ struct tdw_opts {
 	enum tdw_compression	compression;
 	const char		*clock;		/* ftrace clock name */
 	const char		*tmpdir;	/* where per-CPU spill files go */
+	/*
+	 * The output, a regular file: in a v7 file without compression the
+	 * pages of one CPU, the first to fill a batch, go to their place
+	 * there as they fill instead of to a spill file, so that
+	 * tdw__finish() copies one CPU less.
+	 */
+	FILE			*out;
 	int			nr_cpus;	/* CPUs of the recording */
 	const char		*uname;		/* "sysname node release machine" */
 	const char		*version_str;	/* VERSION option */
@@ -52,6 +59,7 @@ struct tdw_stats {
 	u64	out_of_order;	/* given the time of the event before */
 	u64	reordered;	/* put in time order */
 	u64	missed_pages;
+	u64	pages_in_place;	/* written to the output as they filled */
 	/*
 	 * CPUs whose last lost-events mark has no event after it: the flag
 	 * goes on the page of the next event, and there is none.
@@ -114,7 +122,8 @@ void tdw__set_kallsyms(struct tdw *w, char *text, size_t len);
 /* Largest CPU number an event may have. */
 #define TDW_MAX_CPU	65535
 
-int tdw__finish(struct tdw *w, FILE *out);
+/* Write the file; the caller closes tdw_opts.out. */
+int tdw__finish(struct tdw *w);
 const struct tdw_stats *tdw__stats(const struct tdw *w);
 
 #endif /* __PERF_TRACE_DAT_WRITER_H */
