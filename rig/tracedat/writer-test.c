@@ -10,8 +10,9 @@
  * before tdw__finish().  With WRITER_TEST_STALE, a writer deleted before
  * this one leaves pages in the output, which must not change the file.
  *
- * The rss mode feeds <MB> of incompressible events and prints the peak RSS,
- * which must not depend on <MB>.
+ * The rss mode feeds <MB> of incompressible events (on <cpus> CPUs with
+ * <page size> pages) and prints the peak RSS, which must not depend on
+ * <MB>, nor grow by more than two pages per CPU with the CPUs.
  *
  * The reorder mode feeds events of two CPUs once in time order and once
  * with some of them late (by up to 6 events, at page starts too, with
@@ -25,7 +26,7 @@
  * must report -ENOSPC.
  *
  * usage: writer-test <le|be> <4|8> <6|7> <none|zstd|zlib> <out.dat> <expected.txt>
- *        writer-test rss <none|zstd|zlib> <MB> <out.dat>
+ *        writer-test rss <none|zstd|zlib> <MB> <out.dat> [<cpus> <page size>]
  *        writer-test reorder <le|be> <4|8> <in-order.dat> <late.dat>
  *        writer-test full <dir> <out.dat>
  *        writer-test crafted
@@ -106,6 +107,8 @@ static enum tdw_compression compression(const char *name)
 
 /* Bytes between the commit field and the data in header_page. */
 static int data_pad;
+/* The recording's page size. */
+static unsigned int psize = 4096;
 
 static void tracing_data(int be, int lsize)
 {
@@ -114,11 +117,11 @@ static void tracing_data(int be, int lsize)
 
 	swap = be != (int)host_be;
 	snprintf(header_page, sizeof(header_page), header_page_fmt, lsize,
-		 8 + lsize + data_pad, 4096 - 8 - lsize - data_pad);
+		 8 + lsize + data_pad, psize - 8 - lsize - data_pad);
 	put("\027\010\104tracing0.6", 14);
 	blob[blen++] = be;
 	blob[blen++] = lsize;
-	put32(4096);
+	put32(psize);
 	put("header_page", 12);
 	put_file64(header_page);
 	put("header_event", 13);
@@ -141,8 +144,8 @@ static struct tdw *writer_for(int be, int lsize, const struct tdw_opts *opts)
 	return tdw__new(blob, blen, opts);
 }
 
-/* @n 1000-byte events with random bytes on two CPUs: the first error. */
-static int random_events(struct tdw *w, long long n)
+/* @n 1000-byte events with random bytes on @cpus CPUs: the first error. */
+static int random_events(struct tdw *w, long long n, int cpus)
 {
 	unsigned long long ts = 1000000000ULL, x = 88172645463325252ULL;
 	unsigned char payload[1000];
@@ -162,7 +165,7 @@ static int random_events(struct tdw *w, long long n)
 		payload[sizeof(payload) - 1] = 0;
 		tdw__put32(w, payload + 12, 1 << 16 | (sizeof(payload) - 1));
 		ts += 1000;
-		ret = tdw__add_event(w, i % 2, ts, payload, sizeof(payload));
+		ret = tdw__add_event(w, i % cpus, ts, payload, sizeof(payload));
 		if (ret)
 			return ret;
 	}
@@ -179,10 +182,13 @@ static int finish_file(struct tdw *w, FILE *out)
 	return ret;
 }
 
-/* <mb> MB of 1000-byte events with random bytes, version 7, two CPUs. */
-static int peak_rss(const char *comp, int mb, const char *path)
+/*
+ * <mb> MB of 1000-byte events with random bytes, version 7, on <cpus>
+ * CPUs with pages of <psize> bytes.
+ */
+static int peak_rss(const char *comp, int mb, const char *path, int cpus)
 {
-	struct tdw_opts opts = { .clock = "perf", .tmpdir = "/tmp", .nr_cpus = 2,
+	struct tdw_opts opts = { .clock = "perf", .tmpdir = "/tmp", .nr_cpus = cpus,
 				 .version = 7, .compression = compression(comp),
 				 .out = fopen(path, "w") };
 	struct rusage ru;
@@ -192,12 +198,13 @@ static int peak_rss(const char *comp, int mb, const char *path)
 	w = opts.out ? writer_for(0, 8, &opts) : NULL;
 	if (!w)
 		return 1;
-	if (random_events(w, (long long)mb * 1000))
+	if (random_events(w, (long long)mb * 1000, cpus))
 		return 1;
 	ret = finish_file(w, opts.out);
 	getrusage(RUSAGE_SELF, &ru);
-	printf("writer-test rss %s %d MB: %llu events, maxrss_kb=%ld\n", comp, mb,
-	       (unsigned long long)tdw__stats(w)->events, ru.ru_maxrss);
+	printf("writer-test rss %s %d MB, %d CPUs, %u-byte pages: %llu events, maxrss_kb=%ld\n",
+	       comp, mb, cpus, psize, (unsigned long long)tdw__stats(w)->events,
+	       ru.ru_maxrss);
 	tdw__delete(w);
 	return ret ? 1 : 0;
 }
@@ -220,7 +227,7 @@ static int spill_full(const char *dir, const char *path)
 	w = opts.out ? writer_for(0, 8, &opts) : NULL;
 	if (!w)
 		return 1;
-	ret = random_events(w, 8000);
+	ret = random_events(w, 8000, 2);
 	if (!ret) {
 		where = "tdw__finish()";
 		ret = finish_file(w, opts.out);
@@ -591,7 +598,11 @@ int main(int argc, char **argv)
 	char msg[400];
 
 	if (argc == 5 && !strcmp(argv[1], "rss"))
-		return peak_rss(argv[2], atoi(argv[3]), argv[4]);
+		return peak_rss(argv[2], atoi(argv[3]), argv[4], 2);
+	if (argc == 7 && !strcmp(argv[1], "rss")) {
+		psize = atoi(argv[6]);
+		return peak_rss(argv[2], atoi(argv[3]), argv[4], atoi(argv[5]));
+	}
 	if (argc == 6 && !strcmp(argv[1], "reorder"))
 		return reorder(argv[2], atoi(argv[3]), argv[4], argv[5]);
 	if (argc == 4 && !strcmp(argv[1], "full"))
@@ -601,7 +612,7 @@ int main(int argc, char **argv)
 	if (argc != 7) {
 		fprintf(stderr,
 			"usage: %s <le|be> <4|8> <6|7> <none|zstd|zlib> <out.dat> <expected.txt>\n"
-			"       %s rss <none|zstd|zlib> <MB> <out.dat>\n"
+			"       %s rss <none|zstd|zlib> <MB> <out.dat> [<cpus> <page size>]\n"
 			"       %s reorder <le|be> <4|8> <in-order.dat> <late.dat>\n"
 			"       %s full <dir> <out.dat>\n"
 			"       %s crafted\n",
@@ -629,7 +640,7 @@ int main(int argc, char **argv)
 	 */
 	if (getenv("WRITER_TEST_STALE")) {
 		w = writer_for(0, 8, &opts);
-		if (!w || random_events(w, 2000))
+		if (!w || random_events(w, 2000, 2))
 			return 1;
 		tdw__delete(w);
 	}

@@ -204,6 +204,30 @@ for comp in $comps; do
 	fi
 	rm -f "$work/$name.dat"
 done
+# Many CPUs with large pages: a batch is 64 KB of pages, at least two, so
+# each CPU holds two 64 KB pages in memory, not 16 (64 MB for 64 CPUs);
+# compressed, the 10-page chunks are read into a buffer of their own (ASan
+# sees an overflow of the batch). The limit: two pages per CPU and 12 MB
+# (the spill queue's 4 MB, ASan) over the 2-CPU run of 8 MB.
+for comp in $comps; do
+	name=rss-64cpus-64k-$comp
+	ASAN_OPTIONS=quarantine_size_mb=16 "$work/writer-test" rss "$comp" 64 "$work/$name.dat" \
+		64 65536 >"$work/$name.txt" 2>&1 || true
+	small=$(sed -n 's/.*maxrss_kb=//p' "$work/rss-$comp-8.txt")
+	big=$(sed -n 's/.*maxrss_kb=//p' "$work/$name.txt")
+	limit=$((64 * 2 * 64 + 12 * 1024))
+	events=$(trace-cmd report "$work/$name.dat" 2>/dev/null | grep -c " wtest: " || true)
+	if [ -n "$big" ] && [ $((big - small)) -le $limit ] && [ "$events" = 64000 ]; then
+		pass=$((pass + 1))
+		echo "tracedat-unit: PASS $name (peak RSS $((big / 1024)) MB for 64 MB on 64 CPUs with 64 KB pages, $((small / 1024)) MB for 8 MB on 2 CPUs)"
+	else
+		fail=$((fail + 1))
+		echo "tracedat-unit: FAIL $name: peak RSS $((${big:-0} / 1024)) MB for 64 MB on 64 CPUs with 64 KB pages, $((small / 1024)) MB for 8 MB on 2 CPUs ($((limit / 1024)) MB more allowed); trace-cmd report shows $events of 64000 events"
+		grep -m3 -E "ERROR|SUMMARY" "$work/$name.txt" || true
+	fi
+	rm -f "$work/$name.dat"
+done
+
 # Crafted tracing data: refused or parsed within its bounds (ASan), and the
 # writer's own tracing data for a recording without tracepoints.
 if "$work/writer-test" crafted >"$work/crafted.txt" 2>&1; then

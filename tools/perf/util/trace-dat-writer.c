@@ -79,8 +79,14 @@
 /* trace-cmd compresses flyrecord data in chunks of this many pages. */
 #define TDW_CHUNK_PAGES		10
 
-/* Pages per CPU collected before a write to the CPU's spill file. */
-#define TDW_BATCH_PAGES		16
+/*
+ * Bytes of pages per CPU collected before a write to the CPU's spill
+ * file (16 pages of 4 KB), and at least two pages: the last one stays in
+ * memory for an event that comes late (cpu_reorder()).  In bytes, not
+ * pages: a recording of 256 CPUs with 64 KB pages would hold 256 MB of
+ * them in pages.
+ */
+#define TDW_BATCH_BYTES		SZ_64K
 
 /*
  * Batches queued for the spill thread: at most 4 MB of them, 2 to
@@ -99,7 +105,7 @@ struct tdw_buf {
 };
 
 struct tdw_cpu {
-	u8	*batch;		/* TDW_BATCH_PAGES pages to the spill file */
+	u8	*batch;		/* batch_pages pages to the spill file */
 	u32	batched;	/* finished pages in the batch */
 	u8	*page;		/* current page, in the batch */
 	u32	used;		/* bytes of event data on the page */
@@ -152,6 +158,7 @@ struct tdw {
 	bool			swap;
 	int			long_size;
 	u32			page_size;
+	u32			batch_pages;	/* see TDW_BATCH_BYTES */
 	u32			data_offset;	/* of events in a page */
 	u32			commit_size;	/* size of the commit field */
 
@@ -404,13 +411,14 @@ static int parse_tracing_data(struct tdw *w, const u8 *data, size_t size)
 	w->long_size = p[1];
 	w->swap = w->file_be != host_is_bigendian();
 	w->page_size = cur32(&c);
-	/* Kernel pages are 4 KiB to 256 KiB; the writer keeps 16 per CPU. */
+	/* Kernel pages are 4 KiB to 256 KiB; the writer keeps 2 or more per CPU. */
 	if (c.p && (w->page_size < 4096 || w->page_size > 262144 ||
 		    (w->page_size & (w->page_size - 1)))) {
 		pr_err("trace.dat: bad page size %u in tracing data\n",
 		       w->page_size);
 		return -1;
 	}
+	w->batch_pages = max(TDW_BATCH_BYTES / w->page_size, 2U);
 
 	p = cur_take(&c, 12);
 	if (!p || memcmp(p, "header_page", 12))
@@ -788,7 +796,7 @@ static void *spill_thread(void *arg)
 static void spill_start(struct tdw *w)
 {
 	struct tdw_spiller *sp = &w->spill;
-	size_t batch = (size_t)TDW_BATCH_PAGES * w->page_size;
+	size_t batch = (size_t)w->batch_pages * w->page_size;
 	sigset_t all, saved;
 
 	sp->started = true;
@@ -861,7 +869,7 @@ static int spill_queue(struct tdw *w, struct tdw_cpu *cpu, size_t len)
 	if (ret)
 		return ret;
 	if (!buf) {
-		buf = malloc((size_t)TDW_BATCH_PAGES * w->page_size);
+		buf = malloc((size_t)w->batch_pages * w->page_size);
 		if (!buf)
 			return -ENOMEM;
 		sp->nr_bufs++;	/* only this thread changes it */
@@ -944,7 +952,7 @@ static int cpu_flush_page(struct tdw *w, struct tdw_cpu *cpu)
 	cpu->active = false;
 	cpu->used = 0;
 	w->stats.pages++;
-	if (++cpu->batched == TDW_BATCH_PAGES)
+	if (++cpu->batched == w->batch_pages)
 		return cpu_write_batch(w, cpu, false);
 	cpu->page = cpu->batch + cpu->batched * w->page_size;
 	return 0;
@@ -1259,7 +1267,7 @@ int tdw__add_event(struct tdw *w, unsigned int nr, u64 ts,
 	if (!cpu)
 		return cpu_out_of_range(w, nr) ? -ERANGE : -ENOMEM;
 	if (!cpu->batch) {
-		cpu->batch = malloc((size_t)TDW_BATCH_PAGES * w->page_size);
+		cpu->batch = malloc((size_t)w->batch_pages * w->page_size);
 		if (!cpu->batch)
 			return -ENOMEM;
 		cpu->page = cpu->batch;
@@ -1588,7 +1596,7 @@ static void copy_cpu(struct tdw *w, struct tdw_out *o, struct tdw_cpu *cpu)
 	}
 	/* The batch buffer is free once everything is in the spill file. */
 	while (left && !o->err) {
-		size_t len = min_t(u64, left, (u64)TDW_BATCH_PAGES * w->page_size);
+		size_t len = min_t(u64, left, (u64)w->batch_pages * w->page_size);
 		ssize_t n = read(cpu->fd, cpu->batch, len);
 
 		if (n != (ssize_t)len) {
@@ -1609,27 +1617,28 @@ static void compress_cpu(struct tdw *w, struct tdw_out *o, struct tdw_cpu *cpu)
 {
 	u64 pages = cpu->size / w->page_size, done = 0;
 	struct tdw_buf z = { .sb = STRBUF_INIT };
-	u8 sizes[8];
+	u8 sizes[8], *chunk;
 
-	BUILD_BUG_ON(TDW_CHUNK_PAGES > TDW_BATCH_PAGES);
 	if (!pages || o->err)
 		return;
-	tdw__put32(w, sizes, DIV_ROUND_UP(pages, TDW_CHUNK_PAGES));
-	out_write(o, sizes, 4);
-	if (lseek(cpu->fd, 0, SEEK_SET) < 0) {
-		o->err = -errno;
+	chunk = malloc((size_t)TDW_CHUNK_PAGES * w->page_size);
+	if (!chunk) {
+		o->err = -ENOMEM;
 		return;
 	}
-	/* The batch buffer is free once everything is in the spill file. */
+	tdw__put32(w, sizes, DIV_ROUND_UP(pages, TDW_CHUNK_PAGES));
+	out_write(o, sizes, 4);
+	if (lseek(cpu->fd, 0, SEEK_SET) < 0)
+		o->err = -errno;
 	while (done < pages && !o->err) {
 		size_t len = min_t(u64, pages - done, TDW_CHUNK_PAGES) *
 			     w->page_size;
 
-		if (read(cpu->fd, cpu->batch, len) != (ssize_t)len) {
+		if (read(cpu->fd, chunk, len) != (ssize_t)len) {
 			o->err = -EIO;
 			break;
 		}
-		if (compress_buf(w, cpu->batch, len, &z)) {
+		if (compress_buf(w, chunk, len, &z)) {
 			o->err = -ENOMEM;
 			break;
 		}
@@ -1640,6 +1649,7 @@ static void compress_cpu(struct tdw *w, struct tdw_out *o, struct tdw_cpu *cpu)
 		done += len / w->page_size;
 	}
 	buf_free(&z);
+	free(chunk);
 }
 
 /* Overwrite @len bytes at @off, written before; the position stays. */
