@@ -134,35 +134,30 @@ EOF
 	done
 done
 
-# Spill files on tmpfs, the output elsewhere: the writer copies them with
-# read() and stdio where copy_file_range() fails (EXDEV across file systems
-# since Linux 5.19); the file is the same, byte for byte.
-name=le-long8-v7-none-xfs
-if [ "$(stat -f -c %T /dev/shm)" = tmpfs ] && [ "$(stat -f -c %T "$work")" != tmpfs ]; then
-	if WRITER_TEST_TMPDIR=/dev/shm "$work/writer-test" le 8 7 none "$work/$name.dat" \
-		"$work/$name.exp" >/dev/null && cmp -s "$work/$name.dat" "$work/le-long8-v7-none.dat"; then
+# same_file NAME WHAT VAR=VALUE: writer-test le 8 7 none with VAR set in
+# its environment must write le-long8-v7-none.dat again, byte for byte.
+same_file() {
+	local name=$1 what=$2
+
+	if env "$3" "$work/writer-test" le 8 7 none "$work/$name.dat" "$work/$name.exp" \
+		>/dev/null && cmp -s "$work/$name.dat" "$work/le-long8-v7-none.dat"; then
 		pass=$((pass + 1))
-		echo "tracedat-unit: PASS $name (spill files on /dev/shm: same file)"
+		echo "tracedat-unit: PASS $name ($what: same file)"
 	else
 		fail=$((fail + 1))
-		echo "tracedat-unit: FAIL $name: with the spill files on /dev/shm, writer-test failed" \
-			"or wrote another file"
+		echo "tracedat-unit: FAIL $name: $what: writer-test failed or wrote another file"
 	fi
-fi
+}
 
-# A writer deleted after it put pages in the output (a conversion that
-# starts again with the ordered events queue), then the real one: the same
-# file, byte for byte.
-name=le-long8-v7-none-restart
-if WRITER_TEST_STALE=1 "$work/writer-test" le 8 7 none "$work/$name.dat" "$work/$name.exp" \
-	>/dev/null && cmp -s "$work/$name.dat" "$work/le-long8-v7-none.dat"; then
-	pass=$((pass + 1))
-	echo "tracedat-unit: PASS $name (2 MB of pages left by a deleted writer: same file)"
-else
-	fail=$((fail + 1))
-	echo "tracedat-unit: FAIL $name: after a writer deleted with pages in the output," \
-		"writer-test failed or wrote another file"
+# Spill files on tmpfs, the output elsewhere: the writer copies them with
+# read() and stdio where copy_file_range() fails (EXDEV across file systems
+# since Linux 5.19).
+if [ "$(stat -f -c %T /dev/shm)" = tmpfs ] && [ "$(stat -f -c %T "$work")" != tmpfs ]; then
+	same_file le-long8-v7-none-xfs "spill files on /dev/shm" WRITER_TEST_TMPDIR=/dev/shm
 fi
+# A writer deleted after it put pages in the output (a conversion that
+# starts again with the ordered events queue), then the real one.
+same_file le-long8-v7-none-restart "2 MB of pages left by a deleted writer" WRITER_TEST_STALE=1
 
 # Events a little out of time order are put in their place: the file is
 # the one written from the events in time order, byte for byte.
