@@ -48,6 +48,12 @@ libopencsd, no C compiler, no aux_set_output kselftest, bad arguments).
      they run (and A -> B -> A..., to none, B unmapped meanwhile, a
      stress mix). Checks: A's aux_head and data do not change once
      SET_OUTPUT returned, the children's data reaches B, no kernel splat.
+     A redirect during which a child was switched out proves nothing and
+     is tried again (20 tries); on a busy CPU all may be inconclusive,
+     which fails the run. Pick an idle CPU, or first move unbound kernel
+     threads and workqueues off it with rig/guest/quiet-cpu.sh CPU (as the
+     CI's guests do; it changes the workqueue cpumask until reboot, so
+     run.sh does not do it itself).
   4. The scenario (the kselftest's switch_buffer tests) while "perf record
      -e cs_etm//u" records a forking workload ("redirect spin") pinned to
      the same CPU, so both sessions share its TRBE; then "perf report -D"
