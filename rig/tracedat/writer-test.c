@@ -33,12 +33,14 @@
  */
 #include <byteswap.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "util/trace-dat-writer.h"
@@ -503,6 +505,43 @@ static int crafted(void)
 			tdw__delete(w);
 		}
 		free(b);
+	}
+
+	/*
+	 * Cut anywhere in the header: the page size too (a writer that took
+	 * a missing one as 0 divided by it).  Each cut in a buffer of its
+	 * own size (ASan), in a child: a crash names the cut.
+	 */
+	blen = 0;
+	tracing_data(0, 8);
+	for (size_t cut = 0; cut < 64 && cut < blen; cut++) {
+		pid_t pid;
+		int status;
+
+		fflush(stdout);
+		pid = fork();
+		if (pid == 0) {
+			int null_fd = open("/dev/null", O_WRONLY);
+
+			if (null_fd >= 0)
+				dup2(null_fd, STDERR_FILENO);	/* its message */
+			b = malloc(cut ?: 1);
+			memcpy(b, blob, cut);
+			w = tdw__new(b, cut, &opts);
+			_exit(w ? 3 : 0);
+		}
+		if (pid < 0 || waitpid(pid, &status, 0) != pid) {
+			printf("crafted: fork: %s\n", strerror(errno));
+			return 1;
+		}
+		if (WIFEXITED(status) && !WEXITSTATUS(status))
+			continue;
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 3)
+			printf("crafted: tracing data cut at %zu accepted\n", cut);
+		else
+			printf("crafted: tracing data cut at %zu: the writer died (wait status %#x)\n",
+			       cut, status);
+		fail++;
 	}
 
 	/* Page data not right after the commit field: trace-cmd misreads it. */

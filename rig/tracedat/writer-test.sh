@@ -227,7 +227,7 @@ done
 # writer's own tracing data for a recording without tracepoints.
 if "$work/writer-test" crafted >"$work/crafted.txt" 2>&1; then
 	pass=$((pass + 1))
-	echo "tracedat-unit: PASS crafted (page size 2 GiB and 4160 refused, page data past the commit field refused, a format that ends the data, empty tracing data le/be long 4/8, saved_cmdlines lines libtraceevent stops at, no output or /dev/null refused)"
+	echo "tracedat-unit: PASS crafted (page size 2 GiB and 4160 refused, data cut in its first 64 bytes refused, page data past the commit field refused, a format that ends the data, empty tracing data le/be long 4/8, saved_cmdlines lines libtraceevent stops at, no output or /dev/null refused)"
 else
 	fail=$((fail + 1))
 	echo "tracedat-unit: FAIL crafted:"

@@ -1829,8 +1829,16 @@ static int output_copy_named(struct trace_dat_output *o)
 		ssize_t n = pread(o->unnamed, buf,
 				  min_t(off_t, sizeof(buf), size - in), in);
 
-		if (n <= 0 || pwrite(fd, buf, n, out) != n)
-			err = n ? errno ?: EIO : EIO;
+		if (n <= 0) {
+			err = n ? errno : EIO;
+			break;
+		}
+		/* A short write is tried again: the next one says why. */
+		for (ssize_t done = 0, w; done < n && !err; done += w) {
+			w = pwrite(fd, buf + done, n - done, out + done);
+			if (w <= 0)
+				err = w ? errno : EIO;
+		}
 		in += n;
 		out += n;
 	}
@@ -2244,12 +2252,13 @@ out:
 	perf_session__delete(c.session);
 	symbol_conf.kallsyms_name = c.kallsyms_name;
 	free(c.kcore_kallsyms);
+	/* The writer's thread may still write to the output: stop it first. */
+	tdw__delete(c.w);
 	output_close(&o);
 	convert_signals(false);
 	ordered_events__free(&c.sideband);
 	free_comms(&c);
 	hashmap__free(c.comms);
-	tdw__delete(c.w);
 	free(c.tracing_data);
 	free(c.ptime_range);
 	free(c.uname);

@@ -128,7 +128,6 @@ struct tdw_spill_job {
 	int	fd;
 	u8	*buf;		/* a batch buffer, back to spare[] when written */
 	size_t	len;
-	off_t	off;		/* where in the output, or -1: appended */
 };
 
 struct tdw_spiller {
@@ -411,9 +410,11 @@ static int parse_tracing_data(struct tdw *w, const u8 *data, size_t size)
 	w->long_size = p[1];
 	w->swap = w->file_be != host_is_bigendian();
 	w->page_size = cur32(&c);
+	if (!c.p)
+		goto truncated;
 	/* Kernel pages are 4 KiB to 256 KiB; the writer keeps 2 or more per CPU. */
-	if (c.p && (w->page_size < 4096 || w->page_size > 262144 ||
-		    (w->page_size & (w->page_size - 1)))) {
+	if (w->page_size < 4096 || w->page_size > 262144 ||
+	    (w->page_size & (w->page_size - 1))) {
 		pr_err("trace.dat: bad page size %u in tracing data\n",
 		       w->page_size);
 		return -1;
@@ -699,13 +700,11 @@ void tdw__set_kallsyms(struct tdw *w, char *text, size_t len)
 }
 
 /*
- * A spill file has no name, so that nothing is left of it whatever ends
- * perf: O_TMPFILE, or where the file system or the kernel has none, a
- * file removed as soon as it is made, with no signal in between.
- */
-/*
  * The file of @cpu's pages: the output for the first CPU that writes
- * any when that may be (see direct_init()), else a spill file.
+ * any when that may be (see direct_init()), else a spill file.  A spill
+ * file has no name, so that nothing is left of it whatever ends perf:
+ * O_TMPFILE, or where the file system or the kernel has none, a file
+ * removed as soon as it is made, with no signal in between.
  */
 static int cpu_spill_open(struct tdw *w, struct tdw_cpu *cpu)
 {

@@ -34,7 +34,8 @@ struct tdw_opts {
 	 * The output, a regular file: in a v7 file without compression the
 	 * pages of one CPU, the first to fill a batch, go to their place
 	 * there as they fill instead of to a spill file, so that
-	 * tdw__finish() copies one CPU less.
+	 * tdw__finish() copies one CPU less.  The writer's thread may write
+	 * to it until tdw__finish() or tdw__delete(): close it after them.
 	 */
 	FILE			*out;
 	int			nr_cpus;	/* CPUs of the recording */

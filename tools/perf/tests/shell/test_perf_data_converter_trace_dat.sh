@@ -1412,7 +1412,27 @@ test_link_fails()
 			err=1
 		fi
 	done
-	rm -f "${out}"
+	# Nor copy_file_range() (another file system): read() and write(),
+	# whose short write is completed, not taken for an error with the
+	# errno of an earlier call.  The same bytes as a conversion without,
+	# but the first 4: strace's injected return value skips the call.
+	perf data convert -i "${tmpdir}/perf.data" \
+		--to-trace-dat "${tmpdir}/ref.dat" 2>/dev/null
+	if ! strace -f -qq -o "${tmpdir}/nolink.strace" \
+		-e trace=linkat,copy_file_range,pwrite64 \
+		-e inject=linkat:error=EPERM \
+		-e inject=copy_file_range:error=EXDEV \
+		-e inject=pwrite64:retval=4:when=1 \
+		perf data convert --force -i "${tmpdir}/perf.data" \
+		--to-trace-dat "${out}" 2>"${tmpdir}/nolink.err" ||
+	   ! grep -q "= 4 (INJECTED)" "${tmpdir}/nolink.strace" ||
+	   ! cmp -s -i 4 "${tmpdir}/ref.dat" "${out}"; then
+		echo "linkat() and copy_file_range() failing, a short write:" \
+			"no trace.dat, no short write, or not the same bytes:"
+		cat "${tmpdir}/nolink.err"
+		err=1
+	fi
+	rm -f "${out}" "${tmpdir}/ref.dat"
 }
 
 # A copy of the recording $1 whose tracing data says pages of 4160 bytes.
@@ -1557,6 +1577,7 @@ test_bad_input()
 		"page size 4160 (pipe)" "bad page size 4160" \
 		"${tmpdir}/bad10.dat" -i - --to-trace-dat "${tmpdir}/bad10.dat"
 	test_truncated_pipe
+	test_error_stops_writer
 	test_interrupt
 }
 
@@ -1705,6 +1726,79 @@ EOF
 			err=1
 		fi
 	done
+}
+
+# A conversion that fails after pages were queued for the writer's
+# thread: the thread must be stopped before the output is closed, or its
+# writes go to a closed descriptor (or to a file opened meanwhile).  Each
+# write is held for 0.1 s (strace's delay injection), so pages are still
+# being written when the cut pipe ends the conversion.
+test_error_stops_writer()
+{
+	local rec="${tmpdir}/pipe-big.data" st="${tmpdir}/stop.strace" cut
+	local what="a failed conversion stops its writer"
+
+	# --seccomp-bpf: perf's many reads of the pipe do not stop it.
+	if ! strace --seccomp-bpf -f -qq -o /dev/null -e trace=write \
+		-e inject=write:delay_enter=1 true 2>/dev/null; then
+		echo "${what}: no strace with delay injection [Skipped]"
+		return
+	fi
+	# One CPU: its pages go to the output itself (v7), each write of them
+	# to the descriptor that the output's close would take away.
+	perf record -q -C 0 -e sched:sched_switch -e sched:sched_wakeup -o - \
+		-- taskset -c 0 perf bench sched pipe -l 20000 > "${rec}" 2>/dev/null
+	# Into a sample past the first 4.5 MB (over 2 MB of pages: the thread
+	# is woken): "unexpected end of event stream".
+	cut=$($PYTHON - "${rec}" <<'EOF'
+import struct, sys
+
+data = open(sys.argv[1], 'rb').read()
+pos = 16
+while pos + 8 <= len(data):
+    typ, _, size = struct.unpack_from('<IHH', data, pos)
+    if size < 8:
+        break
+    if typ == 9 and pos > 4608 * 1024 and size > 16:
+        print(pos + 12)
+        break
+    pos += size
+    if typ == 66:
+        pos += struct.unpack_from('<I', data, pos - size + 8)[0]
+EOF
+	)
+	if [ -z "${cut}" ]; then
+		echo "${what}: recording too small" \
+			"($(stat -c %s "${rec}") bytes)"
+		err=1
+		return
+	fi
+	head -c "${cut}" "${rec}" > "${tmpdir}/cut-big.data"
+	if strace --seccomp-bpf -f -qq -o "${st}" -e trace=write,close \
+		-e inject=write:delay_enter=100000 perf data convert -i - \
+		--to-trace-dat "${tmpdir}/bad11.dat" < "${tmpdir}/cut-big.data" \
+		2>"${tmpdir}/stop.err"; then
+		echo "${what}: the cut pipe converted"
+		err=1
+	elif ! grep -q "unexpected end of event stream" "${tmpdir}/stop.err"; then
+		echo "${what}: not the error of a cut pipe:"
+		cat "${tmpdir}/stop.err"
+		err=1
+	elif grep -q EBADF "${st}"; then
+		echo "${what}: pages written after the output" \
+			"was closed:"
+		grep EBADF "${st}"
+		err=1
+	elif ! grep -Eq '= [0-9]{4,} \(DELAYED\)' "${st}"; then
+		echo "${what}: no pages written before the end:" \
+			"nothing shown"
+		err=1
+	fi
+	if [ -e "${tmpdir}/bad11.dat" ]; then
+		echo "${what}: left ${tmpdir}/bad11.dat"
+		err=1
+	fi
+	rm -f "${rec}" "${tmpdir}/cut-big.data" "${tmpdir}/bad11.dat"
 }
 
 test_file_v7 || err=1
