@@ -1416,9 +1416,12 @@ test_link_fails()
 	# whose short write is completed, not taken for an error with the
 	# errno of an earlier call.  The same bytes as a conversion without,
 	# but the first 4: strace's injected return value skips the call.
-	perf data convert -i "${tmpdir}/perf.data" \
-		--to-trace-dat "${tmpdir}/ref.dat" 2>/dev/null
-	if ! strace -f -qq -o "${tmpdir}/nolink.strace" \
+	if ! perf data convert -i "${tmpdir}/perf.data" \
+		--to-trace-dat "${tmpdir}/ref.dat" 2>"${tmpdir}/nolink.err"; then
+		echo "linkat() failing: the reference conversion failed:"
+		cat "${tmpdir}/nolink.err"
+		err=1
+	elif ! strace -f -qq -o "${tmpdir}/nolink.strace" \
 		-e trace=linkat,copy_file_range,pwrite64 \
 		-e inject=linkat:error=EPERM \
 		-e inject=copy_file_range:error=EXDEV \
@@ -1746,35 +1749,45 @@ test_error_stops_writer()
 	fi
 	# One CPU: its pages go to the output itself (v7), each write of them
 	# to the descriptor that the output's close would take away.
-	perf record -q -C 0 -e sched:sched_switch -e sched:sched_wakeup -o - \
-		-- taskset -c 0 perf bench sched pipe -l 20000 > "${rec}" 2>/dev/null
-	# Into a sample past the first 4.5 MB (over 2 MB of pages: the thread
-	# is woken): "unexpected end of event stream".
+	if ! perf record -q -C 0 -e sched:sched_switch -e sched:sched_wakeup \
+		-o - -- taskset -c 0 perf bench sched pipe -l 40000 \
+		> "${rec}" 2>"${tmpdir}/stop.err"; then
+		echo "${what}: perf record failed:"
+		cat "${tmpdir}/stop.err"
+		err=1
+		return
+	fi
+	# Into the sample that makes 6 MB of samples (about 3 MB of pages, the
+	# thread is woken at 2 MB): "unexpected end of event stream".
 	cut=$($PYTHON - "${rec}" <<'EOF'
 import struct, sys
 
 data = open(sys.argv[1], 'rb').read()
-pos = 16
+pos, samples = 16, 0
 while pos + 8 <= len(data):
     typ, _, size = struct.unpack_from('<IHH', data, pos)
     if size < 8:
         break
-    if typ == 9 and pos > 4608 * 1024 and size > 16:
-        print(pos + 12)
-        break
+    if typ == 9:
+        samples += size
+        if samples >= 6 << 20 and size > 16:
+            print(pos + 12)
+            break
     pos += size
     if typ == 66:
         pos += struct.unpack_from('<I', data, pos - size + 8)[0]
+else:
+    print('short', samples)
 EOF
 	)
-	if [ -z "${cut}" ]; then
-		echo "${what}: recording too small" \
-			"($(stat -c %s "${rec}") bytes)"
+	case "${cut}" in
+	''|short*)
+		echo "${what}: not 6 MB of samples in the recording (${cut})"
 		err=1
-		return
-	fi
+		return ;;
+	esac
 	head -c "${cut}" "${rec}" > "${tmpdir}/cut-big.data"
-	if strace --seccomp-bpf -f -qq -o "${st}" -e trace=write,close \
+	if strace --seccomp-bpf -f -qq -o "${st}" -e trace=write \
 		-e inject=write:delay_enter=100000 perf data convert -i - \
 		--to-trace-dat "${tmpdir}/bad11.dat" < "${tmpdir}/cut-big.data" \
 		2>"${tmpdir}/stop.err"; then
