@@ -1805,18 +1805,23 @@ static int output_name_tmp(struct trace_dat_output *o)
 /*
  * Where the unnamed file cannot be linked (a file system without hard
  * links, no /proc and no right to AT_EMPTY_PATH), its data go to a named
- * temporary file, which then takes the name.  The signals are held.
+ * temporary file, which then takes the name.  The caller holds the
+ * signals; the copy, as long as the file is large, runs with the mask of
+ * before (@unheld) once the handler knows the file to remove.
  */
-static int output_copy_named(struct trace_dat_output *o)
+static int output_copy_named(struct trace_dat_output *o,
+			     const sigset_t *unheld)
 {
 	off_t in = 0, out = 0, size;
 	char buf[65536];
+	sigset_t held;
 	int fd, err = 0;
 
 	size = lseek(o->unnamed, 0, SEEK_END);
 	fd = size < 0 ? -1 : output_named(o);
 	if (fd < 0)
 		return -1;
+	pthread_sigmask(SIG_SETMASK, convert_tmp[0] ? unheld : NULL, &held);
 	while (in < size) {
 		ssize_t n = copy_file_range(o->unnamed, &in, fd, &out,
 					    size - in, 0);
@@ -1842,6 +1847,7 @@ static int output_copy_named(struct trace_dat_output *o)
 		in += n;
 		out += n;
 	}
+	pthread_sigmask(SIG_SETMASK, &held, NULL);
 	if (close(fd) && !err)
 		err = errno;
 	errno = err;
@@ -1859,7 +1865,7 @@ static int output_copy_named(struct trace_dat_output *o)
  * library), rename() replaces it.  Where the names cannot be linked,
  * rename() after a check without --force.
  */
-static int output_rename(struct trace_dat_output *o)
+static int output_rename(struct trace_dat_output *o, const sigset_t *unheld)
 {
 	int err;
 
@@ -1871,7 +1877,7 @@ static int output_rename(struct trace_dat_output *o)
 		err = errno;
 		if (err == EEXIST && !o->force)
 			goto exists;
-		if (output_copy_named(o)) {
+		if (output_copy_named(o, unheld)) {
 			err = errno;
 			goto fail;
 		}
@@ -1910,7 +1916,7 @@ static int output_commit(struct trace_dat_output *o)
 	int ret;
 
 	convert_signals_hold(true, &saved);
-	ret = output_rename(o);
+	ret = output_rename(o, &saved);
 	if (!ret) {
 		if (o->tmp)
 			unlink(o->tmp);

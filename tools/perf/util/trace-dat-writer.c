@@ -489,7 +489,7 @@ static int parse_tracing_data(struct tdw *w, const u8 *data, size_t size)
 	}
 	w->commit_size = sz;
 	if (header_page_field(w->header_page, w->header_page_size, "data",
-			      &off, &sz) || !w->page_size || off >= w->page_size) {
+			      &off, &sz) || off >= w->page_size) {
 		pr_err("trace.dat: no data field in header_page\n");
 		return -1;
 	}

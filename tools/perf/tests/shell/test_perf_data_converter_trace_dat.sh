@@ -1436,6 +1436,63 @@ test_link_fails()
 		err=1
 	fi
 	rm -f "${out}" "${tmpdir}/ref.dat"
+	link_fails_interrupt
+}
+
+# The pid of a child of process $1.
+child_of()
+{
+	local p
+
+	for p in /proc/[0-9]*; do
+		if [ "$(sed 's/.*) //' "${p}/stat" 2>/dev/null | cut -d' ' -f2)" = "$1" ]; then
+			echo "${p#/proc/}"
+			return
+		fi
+	done
+}
+
+# SIGTERM during that copy, which takes as long as the output is large
+# (its first write held 2 s): the conversion ends by the signal, with
+# its message, no output and no temporary file.  (Not SIGINT: a
+# background job of a script starts with it ignored.)
+link_fails_interrupt()
+{
+	local out="${tmpdir}/nolink.dat" what="SIGTERM during the copy" spid
+	local pid="" i rc=0
+
+	strace -f -qq -o "${tmpdir}/nolink.strace" \
+		-e trace=linkat,copy_file_range,pwrite64 \
+		-e inject=linkat:error=EPERM \
+		-e inject=copy_file_range:error=EXDEV \
+		-e inject=pwrite64:delay_enter=2000000:when=1 \
+		perf data convert -i "${tmpdir}/perf.data" \
+		--to-trace-dat "${out}" 2>"${tmpdir}/nolink.err" &
+	spid=$!
+	for i in $(seq 300); do
+		if ls "${out}".tmp* >/dev/null 2>&1; then
+			pid=$(child_of "${spid}")
+			break
+		fi
+		sleep 0.1
+	done
+	if [ -z "${pid}" ]; then
+		echo "${what}: no temporary file or no perf after ${i} tries"
+		err=1
+	else
+		kill -TERM "${pid}"
+	fi
+	wait "${spid}" || rc=$?
+	if [ "${rc}" != 143 ] || [ -e "${out}" ] ||
+	   ls "${out}".tmp* >/dev/null 2>&1 ||
+	   ! grep -q "interrupted, ${out} not written" "${tmpdir}/nolink.err"; then
+		echo "${what}: exit ${rc} (143 expected), no message, or the" \
+			"output or a temporary file left:"
+		ls "${out}"* 2>/dev/null
+		cat "${tmpdir}/nolink.err"
+		err=1
+	fi
+	rm -f "${out}"*
 }
 
 # A copy of the recording $1 whose tracing data says pages of 4160 bytes.
@@ -1685,6 +1742,27 @@ test_interrupt()
 	interrupt_case KILL 137 2>/dev/null
 }
 
+# The records of the pipe recording $1, a line each: offset, type, size
+# and, for the tracing data, the length of what follows the record.
+pipe_records()
+{
+	$PYTHON - "$1" <<'EOF'
+import signal, struct, sys
+
+# Quietly, when the reader has what it wanted.
+signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+data = open(sys.argv[1], 'rb').read()
+pos = 16
+while pos + 8 <= len(data):
+    typ, _, size = struct.unpack_from('<IHH', data, pos)
+    if size < 8:
+        break
+    extra = struct.unpack_from('<I', data, pos + 8)[0] if typ == 66 else 0
+    print(pos, typ, size, extra)
+    pos += size + extra
+EOF
+}
+
 # head -c N of a pipe recording, N inside the tracing data, and inside the
 # header and the body of a sample: the stream ends inside an event, which
 # must fail with one line and leave no output.
@@ -1693,26 +1771,12 @@ test_truncated_pipe()
 	local n cuts size
 
 	size=$(stat -c %s "${tmpdir}/pipe.data")
-	cuts=$($PYTHON - "${tmpdir}/pipe.data" <<'EOF'
-import struct, sys
-
-data = open(sys.argv[1], 'rb').read()
-pos, cuts = 16, []
-while pos + 8 <= len(data):
-    typ, _, size = struct.unpack_from('<IHH', data, pos)
-    if size < 8:
-        break
-    if typ == 9 and pos > len(data) // 2 and size > 16:
-        cuts += [pos + 4, pos + 12]
-        break
-    pos += size
-    if typ == 66:
-        cuts.append(pos + 100)
-        pos += struct.unpack_from('<I', data, pos - size + 8)[0]
-if len(cuts) == 3:
-    print(*cuts)
-EOF
-	)
+	cuts=$(pipe_records "${tmpdir}/pipe.data" | awk -v len="${size}" '
+		$2 == 66 && !td { td = $1 + $3 + 100 }
+		$2 == 9 && td && $1 > len / 2 && $3 > 16 {
+			print td, $1 + 4, $1 + 12
+			exit
+		}')
 	if [ -z "${cuts}" ]; then
 		echo "no tracing data or sample to cut in the pipe recording"
 		err=1
@@ -1759,27 +1823,16 @@ test_error_stops_writer()
 	fi
 	# Into the sample that makes 6 MB of samples (about 3 MB of pages, the
 	# thread is woken at 2 MB): "unexpected end of event stream".
-	cut=$($PYTHON - "${rec}" <<'EOF'
-import struct, sys
-
-data = open(sys.argv[1], 'rb').read()
-pos, samples = 16, 0
-while pos + 8 <= len(data):
-    typ, _, size = struct.unpack_from('<IHH', data, pos)
-    if size < 8:
-        break
-    if typ == 9:
-        samples += size
-        if samples >= 6 << 20 and size > 16:
-            print(pos + 12)
-            break
-    pos += size
-    if typ == 66:
-        pos += struct.unpack_from('<I', data, pos - size + 8)[0]
-else:
-    print('short', samples)
-EOF
-	)
+	cut=$(pipe_records "${rec}" | awk '
+		$2 == 9 {
+			s += $3
+			if (s >= 6 * 2^20 && $3 > 16) {
+				print $1 + 12
+				found = 1
+				exit
+			}
+		}
+		END { if (!found) print "short", s }')
 	case "${cut}" in
 	''|short*)
 		echo "${what}: not 6 MB of samples in the recording (${cut})"
