@@ -1821,7 +1821,8 @@ static int output_copy_named(struct trace_dat_output *o,
 	fd = size < 0 ? -1 : output_named(o);
 	if (fd < 0)
 		return -1;
-	pthread_sigmask(SIG_SETMASK, convert_tmp[0] ? unheld : NULL, &held);
+	pthread_sigmask(SIG_SETMASK, !strcmp(convert_tmp, o->tmp) ? unheld : NULL,
+			&held);
 	while (in < size) {
 		ssize_t n = copy_file_range(o->unnamed, &in, fd, &out,
 					    size - in, 0);
@@ -1847,9 +1848,9 @@ static int output_copy_named(struct trace_dat_output *o,
 		in += n;
 		out += n;
 	}
-	pthread_sigmask(SIG_SETMASK, &held, NULL);
 	if (close(fd) && !err)
 		err = errno;
+	pthread_sigmask(SIG_SETMASK, &held, NULL);
 	errno = err;
 	return err ? -1 : 0;
 }
@@ -1863,7 +1864,8 @@ static int output_copy_named(struct trace_dat_output *o,
  * ext4 (auto_da_alloc) write the whole new file to disk inside it (86 ms
  * for a 100 MB trace.dat).  Where they cannot be swapped (file system, C
  * library), rename() replaces it.  Where the names cannot be linked,
- * rename() after a check without --force.
+ * rename() after a check without --force.  @unheld: the signal mask of
+ * before the caller's hold, for output_copy_named().
  */
 static int output_rename(struct trace_dat_output *o, const sigset_t *unheld)
 {

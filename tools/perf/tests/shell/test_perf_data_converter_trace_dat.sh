@@ -1439,60 +1439,56 @@ test_link_fails()
 	link_fails_interrupt
 }
 
-# The pid of a child of process $1.
-child_of()
-{
-	local p
-
-	for p in /proc/[0-9]*; do
-		if [ "$(sed 's/.*) //' "${p}/stat" 2>/dev/null | cut -d' ' -f2)" = "$1" ]; then
-			echo "${p#/proc/}"
-			return
-		fi
-	done
-}
-
 # SIGTERM during that copy, which takes as long as the output is large
 # (its first write held 2 s): the conversion ends by the signal, with
-# its message, no output and no temporary file.  (Not SIGINT: a
-# background job of a script starts with it ignored.)
+# its message, no output and no temporary file.  perf's pid is written by
+# the shell that execs it under strace.  (Not SIGINT: a background job of
+# a script starts with it ignored.)
 link_fails_interrupt()
 {
-	local out="${tmpdir}/nolink.dat" what="SIGTERM during the copy" spid
-	local pid="" i rc=0
+	local out="${tmpdir}/nolink.dat" pidf="${tmpdir}/nolink.pid"
+	local what="SIGTERM during the copy" spid pid="" i rc=0
 
+	if ! strace -f -qq -o /dev/null -e trace=pwrite64 \
+		-e inject=pwrite64:delay_enter=1 true 2>/dev/null; then
+		echo "${what}: no strace with delay injection [Skipped]"
+		return
+	fi
+	rm -f "${out}"* "${pidf}"
 	strace -f -qq -o "${tmpdir}/nolink.strace" \
 		-e trace=linkat,copy_file_range,pwrite64 \
 		-e inject=linkat:error=EPERM \
 		-e inject=copy_file_range:error=EXDEV \
 		-e inject=pwrite64:delay_enter=2000000:when=1 \
+		sh -c 'echo $$ > "$0"; exec "$@"' "${pidf}" \
 		perf data convert -i "${tmpdir}/perf.data" \
 		--to-trace-dat "${out}" 2>"${tmpdir}/nolink.err" &
 	spid=$!
 	for i in $(seq 300); do
-		if ls "${out}".tmp* >/dev/null 2>&1; then
-			pid=$(child_of "${spid}")
-			break
-		fi
+		[ -s "${pidf}" ] && ls "${out}".tmp* >/dev/null 2>&1 && break
+		kill -0 "${spid}" 2>/dev/null || break
 		sleep 0.1
 	done
-	if [ -z "${pid}" ]; then
-		echo "${what}: no temporary file or no perf after ${i} tries"
+	pid=$(cat "${pidf}" 2>/dev/null) || true
+	if [ -z "${pid}" ] || ! ls "${out}".tmp* >/dev/null 2>&1; then
+		echo "${what}: no perf or no temporary file (${i} tries)"
 		err=1
 	else
 		kill -TERM "${pid}"
 	fi
 	wait "${spid}" || rc=$?
+	# The signal came while the copy's first write was held.
 	if [ "${rc}" != 143 ] || [ -e "${out}" ] ||
 	   ls "${out}".tmp* >/dev/null 2>&1 ||
-	   ! grep -q "interrupted, ${out} not written" "${tmpdir}/nolink.err"; then
-		echo "${what}: exit ${rc} (143 expected), no message, or the" \
-			"output or a temporary file left:"
+	   ! grep -q "interrupted, ${out} not written" "${tmpdir}/nolink.err" ||
+	   ! grep -q "(DELAYED)" "${tmpdir}/nolink.strace"; then
+		echo "${what}: exit ${rc} (143 expected), no message, no held" \
+			"write, or the output or a temporary file left:"
 		ls "${out}"* 2>/dev/null
 		cat "${tmpdir}/nolink.err"
 		err=1
 	fi
-	rm -f "${out}"*
+	rm -f "${out}"* "${pidf}"
 }
 
 # A copy of the recording $1 whose tracing data says pages of 4160 bytes.
