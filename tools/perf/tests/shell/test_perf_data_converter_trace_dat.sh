@@ -1442,8 +1442,9 @@ test_link_fails()
 # SIGTERM during that copy, which takes as long as the output is large
 # (its first write held 2 s): the conversion ends by the signal, with
 # its message, no output and no temporary file.  perf's pid is written by
-# the shell that execs it under strace.  (Not SIGINT: a background job of
-# a script starts with it ignored.)
+# the shell that execs it under strace, and the signal is sent once strace
+# has logged the write it holds.  (Not SIGINT: a background job of a
+# script starts with it ignored.)
 link_fails_interrupt()
 {
 	local out="${tmpdir}/nolink.dat" pidf="${tmpdir}/nolink.pid"
@@ -1454,7 +1455,7 @@ link_fails_interrupt()
 		echo "${what}: no strace with delay injection [Skipped]"
 		return
 	fi
-	rm -f "${out}"* "${pidf}"
+	rm -f "${out}"* "${pidf}" "${tmpdir}/nolink.strace"
 	strace -f -qq -o "${tmpdir}/nolink.strace" \
 		-e trace=linkat,copy_file_range,pwrite64 \
 		-e inject=linkat:error=EPERM \
@@ -1465,16 +1466,19 @@ link_fails_interrupt()
 		--to-trace-dat "${out}" 2>"${tmpdir}/nolink.err" &
 	spid=$!
 	for i in $(seq 300); do
-		[ -s "${pidf}" ] && ls "${out}".tmp* >/dev/null 2>&1 && break
+		[ -s "${pidf}" ] &&
+			grep -q " pwrite64(" "${tmpdir}/nolink.strace" 2>/dev/null &&
+			break
 		kill -0 "${spid}" 2>/dev/null || break
 		sleep 0.1
 	done
 	pid=$(cat "${pidf}" 2>/dev/null) || true
 	if [ -z "${pid}" ] || ! ls "${out}".tmp* >/dev/null 2>&1; then
-		echo "${what}: no perf or no temporary file (${i} tries)"
+		echo "${what}: no perf, no held write or no temporary file" \
+			"(${i} tries)"
 		err=1
 	else
-		kill -TERM "${pid}"
+		kill -TERM "${pid}" 2>/dev/null || true
 	fi
 	wait "${spid}" || rc=$?
 	# The signal came while the copy's first write was held.
