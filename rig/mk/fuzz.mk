@@ -15,8 +15,8 @@
 #                                   fixed (rig/fuzz/regress/), through both
 #                                   targets of build/perf/perf under valgrind
 #   make libtraceevent-ab           the four libtraceevent bugs make fuzz found:
-#                                   Debian 12's libtraceevent source package
-#                                   (apt-get source, pinned) built with ASan
+#                                   upstream 1.8.4, the orig tarball of Debian's
+#                                   source package (apt, pinned) built with ASan
 #                                   as shipped (each crafted format crashes it)
 #                                   and with rig/fuzz/libtraceevent/*.patch (none
 #                                   does); the patches are for linux-trace-devel

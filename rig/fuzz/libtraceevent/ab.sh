@@ -13,51 +13,60 @@
 #   upstream   the shipped source built with ASan: the same
 #   patched    that source + the patches (git am), ASan: every case exits 0
 #              with no sanitizer report
-# The shipped source is Debian 12's source package of the installed library,
-# libtraceevent 1:1.7.1-1 (LTE_DEB_VERSION), fetched with apt-get source
-# through the rig's private apt configuration (bookworm deb-src) and checked
-# against LTE_DEB_SHA256 (its orig tarball), cached in $RIG_CACHE; or, with
-# LTE_SRC, commit LTE_BASE of that libtraceevent git repository. Not a check
-# stage. Ends with "N passed, N failed".
+# The shipped source is upstream libtraceevent 1.8.4 as Debian ships it: the
+# orig tarball of Debian 13's source package libtraceevent 1:1.8.4-2
+# (LTE_DEB_VERSION), its URI and sha256 taken from the Sources index of the
+# rig's private apt configuration (trixie deb-src), the sha256 also pinned
+# here (LTE_ORIG_SHA256), downloaded with apt-helper and cached in
+# $RIG_CACHE. Only the orig tarball: the patches are against upstream 1.8.4,
+# and Debian's mirror answers 404 for this version's .dsc and packaging
+# tarball (and for 1.7.1's tarballs). Or, with LTE_SRC, commit LTE_BASE of a
+# libtraceevent git repository. Not a check stage. Ends with
+# "N passed, N failed".
 # shellcheck source=rig/lib.sh
 . "$(dirname "$0")/../../lib.sh"
 start=$(date +%s)
 stage "libtraceevent-ab"
 here=$RIG_TOP/rig/fuzz/libtraceevent
 LTE_BASE=bd47bd544c9ebc9f44bd88c2b2f2049230741058
-LTE_DEB_VERSION=1:1.7.1-1
-LTE_DEB_SHA256=a681b9d93197c28e10dc524d8999e76fea5a0adee82fdd7d152acd7beea8e5dc
+LTE_DEB_VERSION=1:1.8.4-2
+LTE_ORIG_SHA256=d4d206a9bf53f613f7e2e6bc10c8909c895456f2ea37e03f6741de77c9c9532f
 [ -f /usr/include/traceevent/event-parse.h ] ||
 	die "libtraceevent-dev is not installed (make deps installs it)"
 
 work=$(mktemp -d /tmp/lte-ab.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
-# debian_source: Debian's source package, unpacked (with Debian's patches)
-# into a one-commit git repository at $work/src.
+# debian_source: the orig tarball of Debian's source package, unpacked into
+# a one-commit git repository at $work/src.
 debian_source() {
-	local d=$RIG_CACHE/libtraceevent/${LTE_DEB_VERSION#*:} orig sum
+	local d=$RIG_CACHE/libtraceevent/${LTE_DEB_VERSION#*:} uri file sum
 	if [ ! -f "$d/ok" ]; then
-		info "fetching libtraceevent $LTE_DEB_VERSION from Debian 12's source packages"
+		info "fetching libtraceevent $LTE_DEB_VERSION's orig tarball from Debian 13's source packages"
 		papt_setup lte-src amd64 \
-			"deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian bookworm main"
+			"deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main"
 		rm -rf "$d" && mkdir -p "$d"
+		# 'URI' name size SHA256:hash, one line a file of the package.
 		# shellcheck disable=SC2046 # papt_opts is a list of options
-		(cd "$d" && apt-get $(papt_opts lte-src) -q source --download-only \
-			"libtraceevent=$LTE_DEB_VERSION" >"$d/fetch.log" 2>&1) ||
-			{ cat "$d/fetch.log" >&2; die "could not fetch libtraceevent $LTE_DEB_VERSION from Debian's deb-src: if bookworm no longer carries it, set LTE_DEB_VERSION and LTE_DEB_SHA256 in ${BASH_SOURCE[0]#"$RIG_TOP"/} to a version 'apt-cache showsrc libtraceevent' lists, or pass LTE_SRC=<libtraceevent git repository>"; }
-		orig=$(find "$d" -maxdepth 1 -name 'libtraceevent_*.orig.tar.*' | head -1)
-		sum=$(sha256sum "$orig" 2>/dev/null | cut -d' ' -f1)
-		[ "$sum" = "$LTE_DEB_SHA256" ] ||
-			die "libtraceevent $LTE_DEB_VERSION: ${orig##*/} has sha256 '$sum', want $LTE_DEB_SHA256"
-		(cd "$d" && dpkg-source -q -x --no-check ./*.dsc s >/dev/null 2>&1) ||
-			die "could not unpack libtraceevent $LTE_DEB_VERSION"
+		(cd "$d" && apt-get $(papt_opts lte-src) -q source --print-uris \
+			"libtraceevent=$LTE_DEB_VERSION") >"$d/uris" 2>"$d/fetch.log" ||
+			{ cat "$d/fetch.log" >&2; die "Debian's deb-src (trixie) does not list libtraceevent $LTE_DEB_VERSION: set LTE_DEB_VERSION and LTE_ORIG_SHA256 in ${BASH_SOURCE[0]#"$RIG_TOP"/} to a version 'apt-cache showsrc libtraceevent' lists whose orig tarball is upstream 1.8.4, or pass LTE_SRC=<libtraceevent git repository>"; }
+		read -r uri file _ sum < <(grep "\.orig\.tar\." "$d/uris") ||
+			die "no orig tarball in the Sources entry of libtraceevent $LTE_DEB_VERSION ($d/uris)"
+		uri=${uri//\'/} sum=${sum#SHA256:}
+		[ "$sum" = "$LTE_ORIG_SHA256" ] ||
+			die "libtraceevent $LTE_DEB_VERSION: the Sources index gives $file sha256 '$sum', want $LTE_ORIG_SHA256"
+		/usr/lib/apt/apt-helper -q download-file "$uri" "$d/$file" "SHA256:$sum" \
+			>>"$d/fetch.log" 2>&1 ||
+			{ cat "$d/fetch.log" >&2; die "could not download $uri (sha256 $sum)"; }
+		{ mkdir "$d/s" && tar -xf "$d/$file" -C "$d/s" --strip-components=1; } ||
+			die "could not unpack $file"
 		touch "$d/ok"
 	fi
 	cp -a "$d/s" "$work/src"
 	if ! { git -C "$work/src" init -q && git -C "$work/src" add -A -f &&
 	       git -C "$work/src" -c user.name=rig -c user.email=rig@localhost commit -q \
-		-m "libtraceevent $LTE_DEB_VERSION (Debian source package)"; }; then
+		-m "libtraceevent ${LTE_DEB_VERSION#*:} (orig tarball of Debian's source package)"; }; then
 		die "could not make a git repository of libtraceevent $LTE_DEB_VERSION"
 	fi
 }
@@ -68,7 +77,7 @@ if [ -n "${LTE_SRC:-}" ]; then
 		die "LTE_SRC=$src has no commit $base (libtraceevent 1.8.4)"
 else
 	debian_source
-	src=$work/src base=$(git -C "$src" rev-parse HEAD) label="Debian $LTE_DEB_VERSION"
+	src=$work/src base=$(git -C "$src" rev-parse HEAD) label="${LTE_DEB_VERSION#*:} (Debian orig tarball)"
 fi
 san="-g -O1 -fno-omit-frame-pointer -fsanitize=address"
 # shellcheck disable=SC2086 # san is a list of options
