@@ -50,7 +50,8 @@ gcc -O2 -g -Wall -Werror -D_GNU_SOURCE $defs -fsanitize=address,undefined -fno-s
 	-I"$ksrc/tools/arch/x86/include" -include "$ksrc/tools/include/linux/zalloc.h" \
 	-o "$work/writer-test" "$top/rig/tracedat/writer-test.c" \
 	"$top/tools/perf/util/trace-dat-writer.c" "$ksrc/tools/lib/zalloc.c" \
-	"$ksrc/tools/perf/util/strbuf.c" "$ksrc/tools/lib/perf/lib.c" "$work/shim/debug-stubs.c" \
+	"$ksrc/tools/perf/util/strbuf.c" "$ksrc/tools/perf/util/rlimit.c" \
+	"$ksrc/tools/lib/perf/lib.c" "$work/shim/debug-stubs.c" \
 	-pthread $libs
 
 comps=none

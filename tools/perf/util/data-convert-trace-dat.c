@@ -260,6 +260,15 @@ static int writer_open(struct convert_trace_dat *c)
 	c->wopts.clock = recording_clock(c->session);
 	c->wopts.strict_order = c->percpu;
 	c->wopts.nr_cpus = env->nr_cpus_avail;
+	/*
+	 * A count no kernel has (corrupt input) would be the size of the
+	 * CPU table of the output: the CPUs of the events make it instead.
+	 */
+	if (env->nr_cpus_avail > (int)TDW_MAX_CPUS) {
+		pr_warning("%s: the recording says %d CPUs, more than Linux has (%u): ignored\n",
+			   c->session->data->path, env->nr_cpus_avail, TDW_MAX_CPUS);
+		c->wopts.nr_cpus = 0;
+	}
 	c->uname = recording_uname(env);
 	c->wopts.uname = c->uname;
 	if (c->tod) {
@@ -437,6 +446,14 @@ static inline bool percpu_in_order(struct convert_trace_dat *c, u64 time)
 	return true;
 }
 
+/* An error of the writer: of its files (the output, the spill files). */
+static void write_error(const struct convert_trace_dat *c, int err)
+{
+	pr_err("Error writing %s: %s%s\n", c->output_name, strerror(-err),
+	       err == -EMFILE ?
+	       " (a temporary file for each CPU: raise the limit, ulimit -n)" : "");
+}
+
 /* What the writer said of an event: -EAGAIN and -ERANGE are handled here. */
 static int writer_error(struct convert_trace_dat *c,
 			const struct perf_sample *sample, int ret)
@@ -460,8 +477,7 @@ static int writer_error(struct convert_trace_dat *c,
 	 * here, with this one message.
 	 */
 	if (!c->err)
-		pr_err("Error writing %s: %s\n", c->output_name,
-		       strerror(-ret));
+		write_error(c, ret);
 	c->err = ret;
 	session_done = 1;
 	return 0;
@@ -2179,7 +2195,7 @@ static int convert_write(struct convert_trace_dat *c,
 	if (!ret)
 		ret = tdw__finish(c->w);
 	if (ret) {
-		pr_err("Error writing %s: %s\n", c->output_name, strerror(-ret));
+		write_error(c, ret);
 		return -1;
 	}
 	o->file = NULL;

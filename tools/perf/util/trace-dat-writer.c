@@ -43,6 +43,7 @@
 
 #include <internal/lib.h>
 #include "debug.h"
+#include "rlimit.h"
 #include "strbuf.h"
 #include "util.h"
 #include "trace-dat-writer.h"
@@ -197,6 +198,7 @@ struct tdw {
 	bool			have_direct;
 	u8			*scratch;	/* events taken out to reorder */
 	struct tdw_spiller	spill;
+	enum rlimit_action	nofile;		/* raised for spill files */
 };
 
 void tdw__put16(const struct tdw *w, void *dst, u16 val)
@@ -570,7 +572,8 @@ struct tdw *tdw__new(const void *tracing_data, size_t size,
 	w->opts = *opts;
 	if (parse_tracing_data(w, tracing_data, size) || direct_init(w))
 		goto out_free;
-	w->nr_cpus = max(opts->nr_cpus, 1);
+	w->nr_cpus = opts->nr_cpus > 0 ?
+		     min_t(unsigned int, opts->nr_cpus, TDW_MAX_CPUS) : 1;
 	w->cpus = calloc(w->nr_cpus, sizeof(*w->cpus));
 	if (!w->cpus)
 		goto out_nomem;
@@ -700,6 +703,16 @@ void tdw__set_kallsyms(struct tdw *w, char *text, size_t len)
 }
 
 /*
+ * A spill file for each CPU with events: a recording of a thousand CPUs
+ * and more needs more files than the usual soft limit of 1024, which is
+ * raised then, as perf does for the files of its events.
+ */
+static bool spill_retry(struct tdw *w)
+{
+	return errno == EMFILE && rlimit__increase_nofile(&w->nofile);
+}
+
+/*
  * The file of @cpu's pages: the output for the first CPU that writes
  * any when that may be (see direct_init()), else a spill file.  A spill
  * file has no name, so that nothing is left of it whatever ends perf:
@@ -725,14 +738,18 @@ static int cpu_spill_open(struct tdw *w, struct tdw_cpu *cpu)
 		return 0;
 	}
 #ifdef O_TMPFILE
-	cpu->fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	do
+		cpu->fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	while (cpu->fd < 0 && spill_retry(w));
 	if (cpu->fd >= 0)
 		return 0;
 #endif
-	snprintf(path, sizeof(path), "%s/.perf-trace-dat-XXXXXX", dir);
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &saved);
-	cpu->fd = mkstemp(path);
+	do {
+		snprintf(path, sizeof(path), "%s/.perf-trace-dat-XXXXXX", dir);
+		cpu->fd = mkstemp(path);
+	} while (cpu->fd < 0 && spill_retry(w));
 	if (cpu->fd < 0)
 		err = -errno;	/* the caller names the output */
 	else
@@ -974,7 +991,7 @@ static bool cpu_out_of_range(const struct tdw *w, unsigned int nr)
 {
 	unsigned int count = w->opts.nr_cpus > 0 ? w->opts.nr_cpus : 0;
 
-	return nr > TDW_MAX_CPU || nr >= max(count, 4096U);
+	return nr >= clamp(count, 4096U, TDW_MAX_CPUS);
 }
 
 static struct tdw_cpu *get_cpu(struct tdw *w, unsigned int nr)

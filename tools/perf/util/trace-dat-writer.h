@@ -120,8 +120,11 @@ bool tdw__has_kallsyms(const struct tdw *w);
 /* An event format (of the recording or synthetic) prints a symbol. */
 bool tdw__prints_symbols(const struct tdw *w);
 void tdw__set_kallsyms(struct tdw *w, char *text, size_t len);
-/* Largest CPU number an event may have. */
-#define TDW_MAX_CPU	65535
+/*
+ * CPUs at most: the largest NR_CPUS a Linux kernel can be configured with
+ * (x86_64 with MAXSMP, powerpc).  tdw_opts.nr_cpus is cut to it.
+ */
+#define TDW_MAX_CPUS	8192U
 
 /* Write the file; the caller closes tdw_opts.out. */
 int tdw__finish(struct tdw *w);

@@ -497,6 +497,7 @@ IDENTIFIER = 65536
 sample_type = None
 last = 0
 last_pos = None
+feature = {}                                    # feature id: record offset
 pos = 16
 while pos + 8 <= len(data):
     typ, _, size = struct.unpack_from('<IHH', data, pos)
@@ -507,6 +508,8 @@ while pos + 8 <= len(data):
         flags, = struct.unpack_from('<Q', data, pos + 8 + 40)
         if not flags & (1 << 18) or not sample_type & TIME:
             sys.exit('need sample_id_all and PERF_SAMPLE_TIME')
+    elif typ == 80:                             # HEADER_FEATURE
+        feature[struct.unpack_from('<Q', data, pos + 8)[0]] = pos
     elif typ == 9 and sample_type is not None:  # SAMPLE: ident, ip, tid, time
         off = pos + 8 + 8 * bool(sample_type & IDENTIFIER) + \
             8 * bool(sample_type & IP) + 8 * bool(sample_type & TID)
@@ -527,9 +530,9 @@ def record(typ, body, t, misc=0):
             body += struct.pack(fmt, *val)
     return struct.pack('<IHH', typ, misc, 8 + len(body)) + body
 
-def sample_copy(raw_size):
-    # The last sample, 1 us later, with its raw data padded with zeros to
-    # raw_size bytes.
+def sample_copy(raw_size=0, dt=1000, cpu=None):
+    # The last sample, dt ns later (on CPU cpu), with its raw data padded
+    # with zeros to raw_size bytes.
     typ, misc, size = struct.unpack_from('<IHH', data, last_pos)
     body = bytearray(data[last_pos + 8:last_pos + size])
     if sample_type & (READ | CALLCHAIN) or not sample_type & RAW:
@@ -540,12 +543,14 @@ def sample_copy(raw_size):
         if not sample_type & bit:
             continue
         if bit == TIME:
-            struct.pack_into('<Q', body, off, last + 1000)
+            struct.pack_into('<Q', body, off, last + dt)
+        elif bit == CPU and cpu is not None:
+            struct.pack_into('<II', body, off, cpu, 0)
         off += 8
     rsize, = struct.unpack_from('<I', body, off)
     raw = bytes(body[off + 4:off + 4 + rsize])
     rest = bytes(body[off + 4 + rsize:])
-    raw = raw + bytes(raw_size - len(raw))
+    raw = raw + bytes(max(raw_size - len(raw), 0))
     body = bytes(body[:off]) + struct.pack('<I', len(raw)) + raw + rest
     return struct.pack('<IHH', typ, misc, 8 + len(body)) + body
 
@@ -591,6 +596,19 @@ if mode == 'aux':
     recs += record(11, struct.pack('<QQQ', 0x2000, 8192, 0x8), t + 3000)  # AUX
 elif mode == 'big':
     recs = sample_copy(raw_size=3 * 4096 + 4)
+elif mode.startswith('cpus:'):
+    # The last sample again on each of CPUs 0 to N - 1, 1 us apart, in a
+    # recording of N CPUs: HEADER_NRCPUS says N (perf takes a sample of a
+    # CPU beyond it for CPU 0), and the CPU topology, which has an entry
+    # for each CPU, goes.
+    n = int(mode[5:])
+    recs = b''.join(sample_copy(dt=1000 * (c + 1), cpu=c) for c in range(n))
+    if 7 not in feature or 13 not in feature:
+        sys.exit('no HEADER_NRCPUS or HEADER_CPU_TOPOLOGY record')
+    data = bytearray(data)
+    struct.pack_into('<I', data, feature[7] + 16, n)    # nr_cpus_avail
+    top = feature[13]
+    del data[top:top + struct.unpack_from('<H', data, top + 6)[0]]
 elif mode == 'deferred':
     recs = sample_chain(777777, 1000, deferred)
 elif mode.startswith('ksym:'):
@@ -708,6 +726,40 @@ test_too_big()
 		cat "${tmpdir}/convert.err"
 		err=1
 	fi
+}
+
+# Events on more CPUs than the soft limit of open files allows spill files
+# for (one for each CPU but the one written in place): the converter
+# raises the limit, as perf does for the files of its events.  The limit:
+# 20 more than this shell has open; the CPUs: 50 more than that.
+test_many_cpus()
+{
+	local limit n got
+
+	limit=$(( $(find /proc/self/fd/ -mindepth 1 -maxdepth 1 | wc -l) + 20 ))
+	n=$((limit + 50))
+	echo "Testing events on ${n} CPUs with a soft limit of ${limit} open files"
+	if ! add_records "cpus:${n}" "${tmpdir}/pipe.data" "${tmpdir}/cpus.data" \
+		>/dev/null; then
+		echo "cannot add samples on ${n} CPUs to the pipe recording"
+		err=1
+		return
+	fi
+	if ! (ulimit -S -n "${limit}" &&
+	      perf data convert -i - --to-trace-dat "${tmpdir}/cpus.dat" \
+		< "${tmpdir}/cpus.data" 2>"${tmpdir}/convert.err"); then
+		echo "${n} CPUs, soft limit of ${limit} open files: conversion failed:"
+		cat "${tmpdir}/convert.err"
+		err=1
+		return
+	fi
+	got=$(trace-cmd report "${tmpdir}/cpus.dat" 2>/dev/null |
+		grep -c "\[0*$((n - 1))\] " || true)
+	if [ "${got}" != 1 ]; then
+		echo "${n} CPUs: ${got} events on CPU $((n - 1)) in trace-cmd report, want 1"
+		err=1
+	fi
+	rm -f "${tmpdir}/cpus.data" "${tmpdir}/cpus.dat"
 }
 
 # Every task has a name, also those that exited before the end: a shell
@@ -1496,6 +1548,38 @@ link_fails_interrupt()
 }
 
 # A copy of the recording $1 whose tracing data says pages of 4160 bytes.
+# Copy perf.data $1 to $2 with the CPU count of HEADER_NRCPUS set to $3 and
+# no CPU topology (it has an entry for each CPU).
+set_nrcpus()
+{
+	"${PYTHON}" - "$1" "$2" "$3" <<'EOF'
+import struct, sys
+
+data = bytearray(open(sys.argv[1], 'rb').read())
+if data[:8] != b'PERFILE2':
+    sys.exit('not a little-endian perf.data file')
+data_off, data_size = struct.unpack_from('<QQ', data, 40)
+feats = int.from_bytes(data[72:104], 'little')
+NRCPUS, CPU_TOPOLOGY = 7, 13
+if not feats >> NRCPUS & 1:
+    sys.exit('no HEADER_NRCPUS in ' + sys.argv[1])
+
+def section(bit):
+    # The sections of the features present, in the order of their bits.
+    return data_off + data_size + 16 * bin(feats & ((1 << bit) - 1)).count('1')
+
+off, _ = struct.unpack_from('<QQ', data, section(NRCPUS))
+struct.pack_into('<I', data, off, int(sys.argv[3]))     # nr_cpus_avail
+if feats >> CPU_TOPOLOGY & 1:
+    # Its entry out of the table; what the entries point to stays.
+    s, end = section(CPU_TOPOLOGY), section(256)
+    data[s:end - 16] = data[s + 16:end]
+    feats &= ~(1 << CPU_TOPOLOGY)
+    data[72:104] = feats.to_bytes(32, 'little')
+open(sys.argv[2], 'wb').write(data)
+EOF
+}
+
 bad_page_size()
 {
 	"${PYTHON}" - "$1" "$2" <<'EOF'
@@ -1515,7 +1599,7 @@ EOF
 
 test_bad_input()
 {
-	local size free left
+	local size free left cpus want
 
 	echo "Testing bad input"
 	size=$(stat -c %s "${tmpdir}/perf.data")
@@ -1636,6 +1720,23 @@ test_bad_input()
 	stdin="${tmpdir}/badpage-pipe.data" expect_message \
 		"page size 4160 (pipe)" "bad page size 4160" \
 		"${tmpdir}/bad10.dat" -i - --to-trace-dat "${tmpdir}/bad10.dat"
+	# A CPU count no kernel has: not the size of the output's CPU table.
+	if set_nrcpus "${tmpdir}/perf.data" "${tmpdir}/nrcpus.data" 1000000 &&
+	   convert -i "${tmpdir}/nrcpus.data" --to-trace-dat "${tmpdir}/nrcpus.dat"; then
+		cpus=$(trace-cmd report "${tmpdir}/nrcpus.dat" 2>/dev/null | sed -n 's/^cpus=//p')
+		want=$(trace-cmd report "${tmpdir}/v7.dat" 2>/dev/null | sed -n 's/^cpus=//p')
+		if ! grep -q "says 1000000 CPUs, more than Linux has (8192): ignored" \
+			"${tmpdir}/convert.err" ||
+		   [ -z "${cpus}" ] || [ -z "${want}" ] || [ "${cpus}" -gt "${want}" ]; then
+			echo "HEADER_NRCPUS of 1000000: cpus=${cpus:-?} (recording: ${want:-?})," \
+				"or no warning:"
+			cat "${tmpdir}/convert.err"
+			err=1
+		fi
+	else
+		err=1
+	fi
+	rm -f "${tmpdir}/nrcpus.data" "${tmpdir}/nrcpus.dat"
 	test_truncated_pipe
 	test_error_stops_writer
 	test_interrupt
@@ -1875,6 +1976,7 @@ test_time_range || err=1
 test_pipe || err=1
 test_aux_lost || err=1
 test_too_big || err=1
+test_many_cpus || err=1
 test_compressed_input || err=1
 test_synthetic || err=1
 test_no_tracing_data || err=1
