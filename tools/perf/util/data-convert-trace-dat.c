@@ -261,11 +261,12 @@ static int writer_open(struct convert_trace_dat *c)
 	c->wopts.strict_order = c->percpu;
 	c->wopts.nr_cpus = env->nr_cpus_avail;
 	/*
-	 * A count no kernel has (corrupt input) would be the size of the
-	 * CPU table of the output: the CPUs of the events make it instead.
+	 * A count no kernel has (corrupt input: see TDW_MAX_CPUS) would be
+	 * the size of the CPU table of the output: the CPUs of the events
+	 * make it instead.
 	 */
 	if (env->nr_cpus_avail > (int)TDW_MAX_CPUS) {
-		pr_warning("%s: the recording says %d CPUs, more than Linux has (%u): ignored\n",
+		pr_warning("%s: the recording says %d CPUs, more than the %u the converter takes: ignored\n",
 			   c->session->data->path, env->nr_cpus_avail, TDW_MAX_CPUS);
 		c->wopts.nr_cpus = 0;
 	}
