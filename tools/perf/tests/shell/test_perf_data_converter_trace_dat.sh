@@ -1559,7 +1559,6 @@ link_fails_interrupt()
 	rm -f "${out}"* "${pidf}"
 }
 
-# A copy of the recording $1 whose tracing data says pages of 4160 bytes.
 # Copy perf.data $1 to $2 with the CPU count of HEADER_NRCPUS set to $3 and
 # no CPU topology (it has an entry for each CPU).
 set_nrcpus()
@@ -1592,6 +1591,7 @@ open(sys.argv[2], 'wb').write(data)
 EOF
 }
 
+# A copy of the recording $1 whose tracing data says pages of 4160 bytes.
 bad_page_size()
 {
 	"${PYTHON}" - "$1" "$2" <<'EOF'
